@@ -1,0 +1,95 @@
+// Package policies holds the client reconnect backoff policies shared by the
+// simulator and the real storm client, and the counter-based random draws
+// that drive them.
+//
+// Every random number a client uses is a pure function of (seed, client,
+// attempt, stream), so the simulator's engines and the real client make
+// exactly the same draws whatever order they happen to evaluate them in.
+package policies
+
+import (
+	"math/bits"
+	"time"
+)
+
+// Stream separates independent uses of randomness for one client and attempt,
+// so that adding a new random decision never shifts the existing ones.
+type Stream uint64
+
+// Streams used by the simulator, the models and the real client.
+const (
+	StreamBackoff   Stream = iota + 1 // the backoff delay after a failed attempt
+	StreamInitial                     // the wait before the first attempt
+	StreamDetection                   // when the client notices the failure
+	StreamNetwork                     // handshake latency of an attempt
+	StreamBalancer                    // which gateway a random balancer picks
+	StreamGoaway                      // when a draining gateway tells the client
+	StreamPhase                       // lease renew and sweep phases (client = gateway index)
+)
+
+// SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
+// generator: a bijective mix of the 64 input bits.
+func SplitMix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Draw returns 64 uniformly distributed random bits that depend only on
+// seed, client, attempt and stream: no state, no call order.
+func Draw(seed, client, attempt uint64, stream Stream) uint64 {
+	h := SplitMix64(seed ^ uint64(stream)*0xd1b54a32d192ed03)
+	h = SplitMix64(h ^ client)
+	return SplitMix64(h ^ attempt*0xa0761d6478bd642f)
+}
+
+// UniformDuration maps the random bits u to a duration uniform on [0, n),
+// using integer arithmetic only (the high word of u*n). It returns 0 for n <= 0.
+func UniformDuration(u uint64, n time.Duration) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	hi, _ := bits.Mul64(u, uint64(n))
+	return time.Duration(hi)
+}
+
+// Float64 maps u to a float64 uniform on [0, 1) with 53 bits of precision.
+// Use it only off the event path (latency distributions, balancers).
+func Float64(u uint64) float64 {
+	return float64(u>>11) * (1.0 / (1 << 53))
+}
+
+// Fixed is a fixed-point fraction with Scale as one, so that multipliers and
+// jitter factors apply to durations with integer arithmetic only.
+type Fixed int64
+
+// Scale is the fixed-point one: a Fixed of Scale means 1.0 (parts per million).
+const Scale Fixed = 1_000_000
+
+// FixedFrom converts f to parts per million, rounding to nearest.
+func FixedFrom(f float64) Fixed {
+	if f < 0 {
+		return -FixedFrom(-f)
+	}
+	return Fixed(f*float64(Scale) + 0.5)
+}
+
+// Float returns the fraction as a float64, for display.
+func (x Fixed) Float() float64 { return float64(x) / float64(Scale) }
+
+// mulFixed returns d*x rounded down, saturating at limit (limit > 0).
+func mulFixed(d time.Duration, x Fixed, limit time.Duration) time.Duration {
+	if d <= 0 || x <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(d), uint64(x))
+	if hi >= uint64(Scale) {
+		return limit
+	}
+	q, _ := bits.Div64(hi, lo, uint64(Scale))
+	if q > uint64(limit) {
+		return limit
+	}
+	return time.Duration(q)
+}

@@ -1,0 +1,197 @@
+package policies
+
+import (
+	"fmt"
+	"time"
+)
+
+// Spec is a policy as configured: its kind (Name), parameters and the
+// client-side rules every policy shares. Zero fields take the kind's
+// defaults (see Kinds).
+type Spec struct {
+	Name                string        `yaml:"name"`                   // policy kind, e.g. "full"
+	Label               string        `yaml:"label"`                  // result name; defaults to Name
+	Base                time.Duration `yaml:"base"`                   // first ceiling or fixed delay
+	Cap                 time.Duration `yaml:"cap"`                    // largest ceiling
+	Multiplier          float64       `yaml:"multiplier"`             // growth per failure (>= 1)
+	Jitter              float64       `yaml:"jitter"`                 // randomization factor of presets, in [0, 1]
+	MinGap              time.Duration `yaml:"min_gap"`                // delay of the none policy
+	MaxAttempts         int           `yaml:"max_attempts"`           // give up after this many attempts; 0 = never
+	HonorRetryAfter     bool          `yaml:"honor_retry_after"`      // wait at least the server's Retry-After
+	MinDelayAfterReject time.Duration `yaml:"min_delay_after_reject"` // client-side floor after a rejection
+}
+
+// Kind describes one policy kind: its formula and its defaults.
+type Kind struct {
+	Name     string
+	Formula  string
+	Defaults Spec   // parameters used when the Spec leaves them zero
+	Source   string // where preset defaults come from
+}
+
+// Kinds lists every policy kind in display order.
+var Kinds = []Kind{
+	{Name: "none", Formula: "delay = min_gap", Defaults: Spec{}},
+	{Name: "fixed", Formula: "delay = base", Defaults: Spec{}},
+	{Name: "exponential", Formula: "delay = min(cap, base*multiplier^n)", Defaults: Spec{Multiplier: 2}},
+	{Name: "full", Formula: "delay = uniform[0, min(cap, base*multiplier^n))", Defaults: Spec{Multiplier: 2}},
+	{Name: "equal", Formula: "c = min(cap, base*multiplier^n); delay = c/2 + uniform[0, c/2)", Defaults: Spec{Multiplier: 2}},
+	{Name: "decorrelated", Formula: "delay = min(cap, uniform[base, 3*prev)), prev starts at base", Defaults: Spec{}},
+	{Name: "grpc", Formula: "c = min(cap, base*multiplier^n); delay = c + uniform[-jitter*c, jitter*c)",
+		Defaults: Spec{Base: time.Second, Multiplier: 1.6, Cap: 120 * time.Second, Jitter: 0.2},
+		Source:   "grpc/grpc doc/connection-backoff.md: INITIAL_BACKOFF=1s, MULTIPLIER=1.6, JITTER=0.2, MAX_BACKOFF=120s"},
+	{Name: "socketio", Formula: "ms = base*multiplier^n; dev = floor(r*jitter*ms); ms = ms ± dev (sign from floor(r*10) odd); delay = min(cap, ms)",
+		Defaults: Spec{Base: time.Second, Multiplier: 2, Cap: 5 * time.Second, Jitter: 0.5},
+		Source:   "socket.io-client Manager defaults: reconnectionDelay=1000, reconnectionDelayMax=5000, randomizationFactor=0.5; backo2 factor=2"},
+	{Name: "cenkalti", Formula: "c = min(cap, base*multiplier^n); delay = uniform[c*(1-jitter), c*(1+jitter)]",
+		Defaults: Spec{Base: 500 * time.Millisecond, Multiplier: 1.5, Cap: 60 * time.Second, Jitter: 0.5},
+		Source:   "github.com/cenkalti/backoff ExponentialBackOff: DefaultInitialInterval=500ms, DefaultMultiplier=1.5, DefaultMaxInterval=60s, DefaultRandomizationFactor=0.5"},
+}
+
+// LookupKind returns the kind called name.
+func LookupKind(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// ParamError says which key of a policy is wrong and why; the config package
+// adds the file and line.
+type ParamError struct {
+	Key     string // e.g. "cap"
+	Problem string // e.g. "must be >= base"
+	Got     any
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("%s: %s (got %v)", e.Key, e.Problem, e.Got)
+}
+
+// WithDefaults returns s with every zero parameter replaced by its kind's
+// default. Unknown kinds are returned unchanged.
+func (s Spec) WithDefaults() Spec {
+	k, ok := LookupKind(s.Name)
+	if !ok {
+		return s
+	}
+	d := k.Defaults
+	if s.Base == 0 {
+		s.Base = d.Base
+	}
+	if s.Cap == 0 {
+		s.Cap = d.Cap
+	}
+	if s.Multiplier == 0 {
+		s.Multiplier = d.Multiplier
+	}
+	if s.Jitter == 0 {
+		s.Jitter = d.Jitter
+	}
+	if s.Label == "" {
+		s.Label = s.Name
+	}
+	return s
+}
+
+// Backoff is a validated policy with the client-side rules common to all
+// policies. The simulator and the real client both call Next.
+type Backoff struct {
+	Spec   Spec // with defaults applied
+	Policy Policy
+}
+
+// New validates s (after defaults) and builds its Backoff. Every parameter
+// rule lives here, once.
+func New(s Spec) (*Backoff, error) {
+	s = s.WithDefaults()
+	kind, ok := LookupKind(s.Name)
+	if !ok {
+		return nil, &ParamError{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Name}
+	}
+	if s.MaxAttempts < 0 {
+		return nil, &ParamError{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}
+	}
+	if s.MinDelayAfterReject < 0 {
+		return nil, &ParamError{Key: "min_delay_after_reject", Problem: "must be >= 0", Got: s.MinDelayAfterReject}
+	}
+	var p Policy
+	switch kind.Name {
+	case "none":
+		if s.MinGap <= 0 {
+			return nil, &ParamError{Key: "min_gap", Problem: "must be > 0 for policy none, or retries would loop within one instant", Got: s.MinGap}
+		}
+		return &Backoff{Spec: s, Policy: None{MinGap: s.MinGap}}, nil
+	case "fixed":
+		if s.Base <= 0 {
+			return nil, &ParamError{Key: "base", Problem: "must be > 0", Got: s.Base}
+		}
+		return &Backoff{Spec: s, Policy: Constant{Base: s.Base}}, nil
+	}
+	if s.Base <= 0 {
+		return nil, &ParamError{Key: "base", Problem: "must be > 0", Got: s.Base}
+	}
+	if s.Cap < s.Base {
+		return nil, &ParamError{Key: "cap", Problem: "must be >= base (" + s.Base.String() + ")", Got: s.Cap}
+	}
+	if kind.Name != "decorrelated" && (s.Multiplier < 1 || s.Multiplier > 1000) {
+		return nil, &ParamError{Key: "multiplier", Problem: "must be in [1, 1000]", Got: s.Multiplier}
+	}
+	if s.Jitter < 0 || s.Jitter > 1 {
+		return nil, &ParamError{Key: "jitter", Problem: "must be in [0, 1]", Got: s.Jitter}
+	}
+	m, j := FixedFrom(s.Multiplier), FixedFrom(s.Jitter)
+	switch kind.Name {
+	case "exponential":
+		p = Exponential{NewCeilings(s.Base, s.Cap, m)}
+	case "full":
+		p = FullJitter{NewCeilings(s.Base, s.Cap, m)}
+	case "equal":
+		p = EqualJitter{NewCeilings(s.Base, s.Cap, m)}
+	case "decorrelated":
+		p = Decorrelated{Base: s.Base, Cap: s.Cap}
+	case "grpc":
+		p = GRPC{Ceilings: NewCeilings(s.Base, s.Cap, m), Jitter: j}
+	case "socketio":
+		// Beyond 2*cap even the largest downward deviation stays above cap.
+		p = SocketIO{Ceilings: NewCeilings(s.Base, 2*s.Cap, m), Jitter: j, MaxCap: s.Cap}
+	case "cenkalti":
+		p = Cenkalti{Ceilings: NewCeilings(s.Base, s.Cap, m), Jitter: j}
+	}
+	return &Backoff{Spec: s, Policy: p}, nil
+}
+
+// Next returns how long a client waits after failed attempt number attempts
+// (1-based, so attempts-1 earlier failures), given the policy's previous raw
+// delay prev, the server's Retry-After (0 if none) and random bits u
+// (Draw(seed, client, attempts, StreamBackoff)). raw is the policy's own
+// delay, to pass back as prev; giveUp is true once max_attempts is used up.
+func (b *Backoff) Next(attempts int, prev, retryAfter time.Duration, u uint64) (wait, raw time.Duration, giveUp bool) {
+	if b.Spec.MaxAttempts > 0 && attempts >= b.Spec.MaxAttempts {
+		return 0, prev, true
+	}
+	raw = b.Policy.Delay(attempts-1, prev, u)
+	wait = max(raw, b.Spec.MinDelayAfterReject)
+	if b.Spec.HonorRetryAfter {
+		wait = max(wait, retryAfter)
+	}
+	return wait, raw, false
+}
+
+// MaxWait bounds every wait Next can return for a server Retry-After of
+// retryAfter.
+func (b *Backoff) MaxWait(retryAfter time.Duration) time.Duration {
+	w := max(b.Policy.MaxDelay(), b.Spec.MinDelayAfterReject)
+	if b.Spec.HonorRetryAfter {
+		w = max(w, retryAfter)
+	}
+	return w
+}
+
+// InitialWait is the wait before a client's first attempt: uniform on
+// [0, jitter), drawn from StreamInitial.
+func InitialWait(seed, client uint64, jitter time.Duration) time.Duration {
+	return UniformDuration(Draw(seed, client, 0, StreamInitial), jitter)
+}
