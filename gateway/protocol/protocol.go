@@ -1,0 +1,99 @@
+// Package protocol is the wire contract between the gateway and its clients:
+// the handshake's path, query parameters and statuses, the JSON messages and
+// the close codes. Both sides import it so they cannot drift apart.
+package protocol
+
+import "github.com/coder/websocket"
+
+// Handshake request.
+const (
+	Path              = "/ws"           // WebSocket endpoint
+	QueryAttempt      = "attempt"       // device's persisted attempt counter, incremented before every handshake
+	QueryInstallEpoch = "install_epoch" // grows when the app is reinstalled; default 0
+	// Authorization: "Bearer DEVICE:TOKEN".
+	HeaderAuthorization = "Authorization"
+	HeaderRetryAfter    = "Retry-After"  // seconds, on 429 and 503
+	HeaderGateway       = "X-Gateway-Id" // on every answer, so a client knows who refused it
+)
+
+// Handshake outcomes other than 101 Switching Protocols.
+const (
+	StatusTooManyRequests    = 429 // no admission token: back off, wait at least Retry-After
+	StatusServiceUnavailable = 503 // draining: back off and reconnect elsewhere
+	StatusUnauthorized       = 401 // unknown device or wrong token: do not retry
+	StatusConflict           = 409 // claim not newer than the recorded one: increment attempt and retry
+	StatusBadRequest         = 400 // malformed attempt or install_epoch
+)
+
+// Close codes sent by the gateway.
+const (
+	// CloseGoingAway (1001, RFC 6455 7.4.1) follows a goaway during drain:
+	// reconnect promptly, to another gateway.
+	CloseGoingAway = websocket.StatusGoingAway
+	// CloseReplaced (4001) means a newer connection of the same device took
+	// over. Generic clients treat 4xxx as "reconnect"; this one means do NOT
+	// reconnect, or two sessions of one device would evict each other forever.
+	CloseReplaced websocket.StatusCode = 4001
+	// CloseIdle (4002) closes a connection that missed its heartbeats.
+	CloseIdle websocket.StatusCode = 4002
+	// CloseLeaseLost (4003) closes connections whose routes may have been
+	// swept while the gateway's lease lapsed: reconnect.
+	CloseLeaseLost websocket.StatusCode = 4003
+	// ClosePolicy (1008) answers a malformed or unknown frame.
+	ClosePolicy = websocket.StatusPolicyViolation
+	// CloseTooBig (1009) answers a frame over MaxFrameBytes.
+	CloseTooBig = websocket.StatusMessageTooBig
+)
+
+// MaxFrameBytes is the largest client frame the gateway reads.
+const MaxFrameBytes = 4096
+
+// Message types ("t" field).
+const (
+	TypeHello  = "hello"  // server -> client, first frame after 101
+	TypeGoaway = "goaway" // server -> client before close 1001
+	TypeSync   = "sync"   // client -> server: events of Conv after After
+	TypeEvents = "events" // server -> client: answer to sync
+	TypeError  = "error"  // server -> client before a policy close
+)
+
+// Hello is the first frame on an accepted connection.
+type Hello struct {
+	T            string `json:"t"`
+	Gateway      string `json:"gateway"`
+	Conn         string `json:"conn"`
+	RouteVersion int64  `json:"route_version"`
+}
+
+// Goaway announces that the gateway is leaving.
+type Goaway struct {
+	T      string `json:"t"`
+	Reason string `json:"reason"` // "drain"
+}
+
+// Sync asks for the events of conversation Conv with seq > After.
+type Sync struct {
+	T     string `json:"t"`
+	Conv  string `json:"conv"`
+	After int64  `json:"after"`
+}
+
+// Event is one entry of a conversation's log.
+type Event struct {
+	Seq  int64  `json:"seq"`
+	Body string `json:"body"`
+}
+
+// Events answers a Sync; Head is the conversation's highest seq.
+type Events struct {
+	T      string  `json:"t"`
+	Conv   string  `json:"conv"`
+	Events []Event `json:"events"`
+	Head   int64   `json:"head"`
+}
+
+// Error explains a policy close.
+type Error struct {
+	T       string `json:"t"`
+	Message string `json:"message"`
+}
