@@ -1,0 +1,176 @@
+// Package cli implements the stormsim command. Each subcommand lives in its
+// own file and registers itself in commands, so adding one touches one file.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes of stormsim.
+const (
+	ExitOK          = 0 // success
+	ExitCheckFailed = 1 // a check ran and failed
+	ExitUsage       = 2 // bad flags, arguments or config
+	ExitInternal    = 3 // a bug or an I/O failure
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line for the command list
+	usage   string // arguments after "stormsim NAME"
+	// run executes the command with its arguments (after the name). An
+	// error without an exit code means ExitInternal.
+	run func(env *env, args []string) error
+}
+
+// env is what a command may touch of the outside world.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+var commands []command
+
+// register adds a subcommand; each subcommand file calls it from init.
+func register(c command) {
+	commands = append(commands, c)
+	slices.SortFunc(commands, func(a, b command) int { return strings.Compare(a.name, b.name) })
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// exitError carries the exit code for err.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf reports bad usage (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// badInput marks err as caused by the user's input (exit 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: ExitUsage, err: err}
+}
+
+// Main runs stormsim with args (without the program name) and returns the
+// exit code. It never panics: a panic is reported as an internal error.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintln(stderr, oneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
+			code = ExitInternal
+		}
+	}()
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		writeUsage(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := lookup(args[1]); ok {
+				return report(e, c.run(e, []string{"--help"}))
+			}
+		}
+		writeUsage(stdout)
+		return ExitOK
+	}
+	c, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", oneLine(name), strings.Join(names(), ", "))
+		return ExitUsage
+	}
+	return report(e, c.run(e, args[1:]))
+}
+
+// report prints err on one line and maps it to an exit code.
+func report(e *env, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(e.stderr, oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return ExitInternal
+}
+
+func names() []string {
+	var out []string
+	for _, c := range commands {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "stormsim simulates reconnect storms: many clients retrying against a gateway that admits few.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: stormsim COMMAND [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error.")
+}
+
+// flagSet returns a flag set for c that reports errors through parse.
+func flagSet(c string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("stormsim "+c, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+// parse parses args into fs. It returns done=true when the user asked for
+// help, which it prints to stdout.
+func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err error) {
+	err = fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(e.stdout, "Usage: stormsim %s %s\n\n%s\n\nFlags:\n%s", c.name, c.usage, c.summary, fs.FlagUsages())
+		return true, nil
+	}
+	if err != nil {
+		return false, usageErrorf("stormsim %s: %v (see stormsim help %s)", c.name, err, c.name)
+	}
+	if fs.NArg() > 0 {
+		return false, usageErrorf("stormsim %s: unexpected argument %q (see stormsim help %s)", c.name, fs.Arg(0), c.name)
+	}
+	return false, nil
+}
+
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"github.com/spf13/pflag"
+
+	"stormsim/config"
+	"stormsim/sim"
+)
+
+// scenarioFlags are the flags that pick and adjust a scenario.
+type scenarioFlags struct {
+	configPath string
+	sets       []string
+	policies   []string
+}
+
+func (f *scenarioFlags) add(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.configPath, "config", "c", "", "scenario config `FILE` (YAML)")
+	// StringArray, not StringSlice: a value such as {kind: slots, slot: 10ms}
+	// contains commas that must not split it.
+	fs.StringArrayVar(&f.sets, "set", nil, "override a config key with a YAML `path=value`, e.g. admission.per_slot=500 or policies[0].base=50ms (repeatable)")
+	fs.StringArrayVar(&f.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
+}
+
+// load reads and resolves the scenario; every failure is bad input.
+func (f *scenarioFlags) load(cmd string) (*sim.Scenario, error) {
+	if f.configPath == "" {
+		return nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
+	}
+	s, err := config.Load(f.configPath, f.sets)
+	return s, badInput(err)
+}

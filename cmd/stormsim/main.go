@@ -1,0 +1,12 @@
+// Command stormsim simulates reconnect storms; see `stormsim help`.
+package main
+
+import (
+	"os"
+
+	"stormsim/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

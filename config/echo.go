@@ -1,0 +1,102 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"stormsim/sim"
+)
+
+// Echo renders a resolved scenario as compact JSON: keys in struct order
+// under their YAML names, durations as Go duration strings ("3.2s"), nil
+// optional sections left out. The output is valid YAML too, so
+// Parse(Echo(s)) gives s back, and it is byte-identical for equal scenarios.
+func Echo(s *sim.Scenario) json.RawMessage {
+	var b bytes.Buffer
+	echo(&b, reflect.ValueOf(s).Elem())
+	return b.Bytes()
+}
+
+// Hash identifies a resolved scenario: "sha256:" and the hex SHA-256 of
+// its Echo.
+func Hash(s *sim.Scenario) string {
+	sum := sha256.Sum256(Echo(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func echo(b *bytes.Buffer, v reflect.Value) {
+	if v.Type() == durationType {
+		writeJSON(b, time.Duration(v.Int()).String())
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			b.WriteString("null")
+			return
+		}
+		echo(b, v.Elem())
+	case reflect.Struct:
+		b.WriteByte('{')
+		first := true
+		for _, f := range fieldsOf(v.Type()) {
+			fv := v.Field(f.index)
+			if (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			writeJSON(b, f.key)
+			b.WriteByte(':')
+			echo(b, fv)
+		}
+		b.WriteByte('}')
+	case reflect.Slice, reflect.Array:
+		b.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			echo(b, v.Index(i))
+		}
+		b.WriteByte(']')
+	case reflect.Map:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, k.String())
+			b.WriteByte(':')
+			echo(b, v.MapIndex(k))
+		}
+		b.WriteByte('}')
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		b.WriteString(strconv.FormatUint(v.Uint(), 10))
+	default:
+		writeJSON(b, v.Interface())
+	}
+}
+
+// writeJSON appends x as encoding/json writes it; a value JSON cannot hold
+// (NaN) becomes null rather than corrupting the document.
+func writeJSON(b *bytes.Buffer, x any) {
+	out, err := json.Marshal(x)
+	if err != nil {
+		out = []byte("null")
+	}
+	b.Write(out)
+}

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a config problem a user can act on. It prints as exactly one
+// line, "FILE:LINE: key.path: what is wrong (got X)", or with the
+// --set override in place of FILE:LINE when the value came from one.
+type Error struct {
+	Where   string // "FILE:LINE", "FILE" or "--set path=value"
+	Path    string // key path such as "policies[1].cap"; empty for syntax errors
+	Problem string // what is wrong
+	Got     string // the offending value as written; empty to omit "(got ...)"
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Where)
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Problem)
+	if e.Got != "" {
+		b.WriteString(" (got ")
+		b.WriteString(e.Got)
+		b.WriteString(")")
+	}
+	return oneLine(b.String())
+}
+
+// oneLine escapes line breaks so an error never spans lines, whatever the
+// file or override contained.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+// maxGotLen bounds how much of an offending value an error quotes.
+const maxGotLen = 60
+
+// describe renders a node as the user wrote it, for the "(got X)" part:
+// strings quoted, other scalars verbatim, collections by kind.
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "null"
+		case "!!str":
+			return strconv.Quote(truncate(n.Value))
+		}
+		return truncate(n.Value)
+	}
+	return "nothing"
+}
+
+func truncate(s string) string {
+	if len(s) <= maxGotLen {
+		return s
+	}
+	return s[:maxGotLen] + "..."
+}
+
+// deref follows aliases to the node they name.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// syntaxError turns a yaml.v3 parse error ("yaml: line 3: ...") into an
+// Error at that line of file.
+func syntaxError(file string, err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	where := file
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, tail, ok := strings.Cut(rest, ": "); ok {
+			if _, convErr := strconv.Atoi(num); convErr == nil {
+				where, msg = fmt.Sprintf("%s:%s", file, num), tail
+			}
+		}
+	}
+	return &Error{Where: where, Problem: "invalid YAML: " + msg}
+}

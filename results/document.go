@@ -1,0 +1,112 @@
+// Package results runs the storms a scenario describes and holds their
+// outcome as a versioned JSON document and a text summary.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"stormsim/config"
+	"stormsim/policies"
+	"stormsim/sim"
+)
+
+// SchemaVersion is the version of the JSON layout of Document. It changes
+// whenever a field is renamed, removed or changes meaning.
+const SchemaVersion = 1
+
+// Version is stormsim's release, reported in Document.Tool. It is a
+// variable so a release build can set it with -ldflags -X.
+var Version = "0.1.0"
+
+// Document is the result of one `stormsim run`: the resolved config and
+// one result per policy. Times inside Results are in milliseconds.
+type Document struct {
+	SchemaVersion int             `json:"schema_version"`
+	Tool          string          `json:"tool"`        // "stormsim <version>"
+	ConfigHash    string          `json:"config_hash"` // config.Hash of the resolved scenario
+	Name          string          `json:"name"`
+	Seed          uint64          `json:"seed"`
+	Config        json.RawMessage `json:"config"` // config.Echo of the resolved scenario
+	Results       []sim.Result    `json:"results"`
+}
+
+// UnknownPolicyError says that a requested policy label is not in the
+// scenario.
+type UnknownPolicyError struct {
+	Label     string
+	Available []string // labels in config order
+}
+
+func (e *UnknownPolicyError) Error() string {
+	return fmt.Sprintf("--policy %s: unknown policy; the config has %s", e.Label, strings.Join(e.Available, ", "))
+}
+
+// SelectPolicies returns the policies of s whose labels are in filter, in
+// config order; an empty filter selects them all. s must be resolved, so
+// that every label is set.
+func SelectPolicies(s *sim.Scenario, filter []string) ([]policies.Spec, error) {
+	if len(filter) == 0 {
+		return s.Policies, nil
+	}
+	labels := make([]string, len(s.Policies))
+	for i, p := range s.Policies {
+		labels[i] = p.Label
+	}
+	for _, want := range filter {
+		if !slices.Contains(labels, want) {
+			return nil, &UnknownPolicyError{Label: want, Available: labels}
+		}
+	}
+	var selected []policies.Spec
+	for _, p := range s.Policies {
+		if slices.Contains(filter, p.Label) {
+			selected = append(selected, p)
+		}
+	}
+	return selected, nil
+}
+
+// Build runs the storm of the resolved scenario s once per selected policy
+// (see SelectPolicies) with the scenario's seed.
+func Build(s *sim.Scenario, policyFilter []string) (*Document, error) {
+	specs, err := SelectPolicies(s, policyFilter)
+	if err != nil {
+		return nil, err
+	}
+	doc := New(s)
+	for _, spec := range specs {
+		r, err := RunOne(s, spec, s.Seed)
+		if err != nil {
+			return nil, err
+		}
+		doc.Results = append(doc.Results, r)
+	}
+	return doc, nil
+}
+
+// New returns the document for s with no results yet.
+func New(s *sim.Scenario) *Document {
+	return &Document{
+		SchemaVersion: SchemaVersion,
+		Tool:          "stormsim " + Version,
+		ConfigHash:    config.Hash(s),
+		Name:          s.Name,
+		Seed:          s.Seed,
+		Config:        config.Echo(s),
+		Results:       []sim.Result{},
+	}
+}
+
+// RunOne runs one storm of s: every client uses policy spec and randomness
+// comes from seed. It is the unit of work that replications and parallel
+// runs schedule; it touches no shared state.
+func RunOne(s *sim.Scenario, spec policies.Spec, seed uint64) (sim.Result, error) {
+	b, err := policies.New(spec)
+	if err != nil {
+		return sim.Result{}, fmt.Errorf("policy %s: %w", spec.Label, err)
+	}
+	return sim.Run(s, b, seed), nil
+}

@@ -1,0 +1,82 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes a summary of d: a title line, then one row per policy
+// with its counts, the peak attempts in one metrics window, the time of the
+// last connect and the connect-time median and 99th percentile. Numbers
+// are right-aligned so rows compare at a glance.
+func (d *Document) WriteTable(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "%s (seed %d, config %s)\n", d.Name, d.Seed, shortHash(d.ConfigHash)); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
+	policyWidth := len("policy")
+	for _, r := range d.Results {
+		policyWidth = max(policyWidth, len(r.Policy))
+	}
+	row := func(cells ...string) {
+		// AlignRight right-aligns every column: padding the policy names
+		// to one width keeps the first column left-aligned, and the gap
+		// between columns is part of each later cell.
+		cells[0] = fmt.Sprintf("%-*s", policyWidth, cells[0])
+		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
+	}
+	row("policy", "attempts", "accepted", "rejected", "abandoned", "peak/"+d.windowLabel(), "last connect", "connect p50", "connect p99")
+	for _, r := range d.Results {
+		row(r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
+			thousands(r.PeakAttemptsPerWindow), millis(r.ConvergenceMs), millis(r.ConnectMs.P50), millis(r.ConnectMs.P99))
+	}
+	return tw.Flush()
+}
+
+// windowLabel is the metrics window shared by all results ("10ms"), or
+// "window" if they differ.
+func (d *Document) windowLabel() string {
+	if len(d.Results) == 0 {
+		return "window"
+	}
+	w := d.Results[0].WindowMs
+	for _, r := range d.Results {
+		if r.WindowMs != w {
+			return "window"
+		}
+	}
+	return millis(w)
+}
+
+func shortHash(h string) string {
+	if len(h) > len("sha256:")+12 {
+		return h[:len("sha256:")+12]
+	}
+	return h
+}
+
+// thousands formats n with comma separators, as the seed's tables do.
+func thousands(n int64) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// millis formats a time in milliseconds for reading: whole milliseconds
+// as seconds from 1 s up ("623.9s", "4.58s"), else milliseconds to the
+// microsecond ("12.5ms").
+func millis(ms float64) string {
+	if math.Abs(ms) >= 1000 {
+		return strconv.FormatFloat(math.Round(ms)/1000, 'f', -1, 64) + "s"
+	}
+	return strconv.FormatFloat(math.Round(ms*1000)/1000, 'f', -1, 64) + "ms"
+}
