@@ -1,0 +1,173 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+
+	"stormsim/gateway/protocol"
+)
+
+// maxSyncPages bounds the sync requests per conversation and connect, in
+// case a gateway keeps answering with a head it never delivers.
+const maxSyncPages = 10_000
+
+// frame is any server frame: its type, plus the fields of the ones the
+// client reads after the hello.
+type frame struct {
+	T       string           `json:"t"`
+	Conv    string           `json:"conv"`
+	Events  []protocol.Event `json:"events"`
+	Head    int64            `json:"head"`
+	Reason  string           `json:"reason"`
+	Message string           `json:"message"`
+}
+
+// connState is what the client learned on one connection before it ended.
+type connState struct {
+	goaway  bool
+	lastErr string // message of the gateway's last error frame
+}
+
+// serve syncs, then reads until the connection ends, and returns the kind of
+// the next round, or the error that ends the client.
+func (c *Client) serve(ctx context.Context, s *session) (RoundKind, error) {
+	defer s.conn.CloseNow()
+	var st connState
+	var heartbeatLost atomic.Bool
+	if c.cfg.PingEvery > 0 {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go c.heartbeat(pctx, s.conn, &heartbeatLost)
+	}
+	err := c.sync(ctx, s, &st)
+	if err == nil {
+		c.emit(Event{Kind: EventSynced, Round: s.round, RoundKind: s.kind, Gateway: s.gateway,
+			Cursors: c.Cursors(), Heads: c.Heads()})
+		for err == nil {
+			var f frame
+			f, err = readFrame(ctx, s.conn)
+			if err == nil {
+				c.handle(s, f, &st)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		s.conn.Close(websocket.StatusNormalClosure, "client stopping")
+		return "", ctx.Err()
+	}
+	code := int(websocket.CloseStatus(err))
+	reason := st.lastErr
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		reason = ce.Reason
+	} else if heartbeatLost.Load() {
+		reason = "heartbeat lost"
+	} else if err != nil {
+		reason = err.Error()
+	}
+	c.emit(Event{Kind: EventClosed, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseCode: code, CloseReason: reason})
+	if code == int(protocol.CloseReplaced) {
+		c.emit(Event{Kind: EventReplaced, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseCode: code, CloseReason: reason})
+		return "", fmt.Errorf("client %s at %s: %w", c.cfg.Device.ID, s.gateway, ErrReplaced)
+	}
+	if st.goaway {
+		return RoundDrain, nil
+	}
+	return RoundDrop, nil
+}
+
+// handle applies a frame that arrived outside a sync answer.
+func (c *Client) handle(s *session, f frame, st *connState) {
+	switch f.T {
+	case protocol.TypeGoaway:
+		if !st.goaway {
+			st.goaway = true
+			c.emit(Event{Kind: EventGoaway, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseReason: f.Reason})
+		}
+	case protocol.TypeError:
+		st.lastErr = f.Message
+	case protocol.TypeEvents:
+		c.absorb(f)
+	}
+}
+
+// sync brings every conversation up to its head, page by page.
+func (c *Client) sync(ctx context.Context, s *session, st *connState) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.SyncTimeout)
+	defer cancel()
+	c.mu.Lock()
+	convs := slices.Sorted(maps.Keys(c.cursors))
+	c.mu.Unlock()
+	for _, conv := range convs {
+		for page := 0; page < maxSyncPages; page++ {
+			after := c.Cursors()[conv]
+			req, _ := json.Marshal(protocol.Sync{T: protocol.TypeSync, Conv: conv, After: after})
+			if err := s.conn.Write(ctx, websocket.MessageText, req); err != nil {
+				return err
+			}
+			var f frame
+			for {
+				var err error
+				if f, err = readFrame(ctx, s.conn); err != nil {
+					return err
+				}
+				if f.T == protocol.TypeEvents && f.Conv == conv {
+					break
+				}
+				c.handle(s, f, st)
+			}
+			if c.absorb(f) <= after || c.Cursors()[conv] >= f.Head {
+				break // caught up, or the gateway has nothing more to give
+			}
+		}
+	}
+	return nil
+}
+
+// absorb moves conv's cursor past the events of f and records its head; it
+// returns the new cursor.
+func (c *Client) absorb(f frame) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.cursors[f.Conv]
+	for _, e := range f.Events {
+		cur = max(cur, e.Seq)
+	}
+	c.cursors[f.Conv] = cur
+	c.heads[f.Conv] = f.Head
+	return cur
+}
+
+// heartbeat pings until ctx ends and closes conn when a pong is late, which
+// ends serve's read with an error.
+func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, lost *atomic.Bool) {
+	for c.cfg.Clock.Sleep(ctx, c.cfg.PingEvery) == nil {
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.PingTimeout)
+		err := conn.Ping(pctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			lost.Store(true)
+			conn.CloseNow()
+			return
+		}
+	}
+}
+
+func readFrame(ctx context.Context, conn *websocket.Conn) (frame, error) {
+	var f frame
+	_, data, err := conn.Read(ctx)
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("gateway sent a frame that is not JSON: %w", err)
+	}
+	return f, nil
+}
