@@ -241,9 +241,26 @@ func (d *decoder) sequence(at, n *yaml.Node, v reflect.Value, path string) error
 	return nil
 }
 
+// joinKey appends key to path, quoting a key that is not a plain name so
+// that odd bytes in a file cannot garble the message.
 func joinKey(path, key string) string {
+	if !isPlainName(key) {
+		key = strconv.Quote(truncate(key))
+	}
 	if path == "" {
 		return key
 	}
 	return path + "." + key
+}
+
+func isPlainName(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, c := range key {
+		if !(c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

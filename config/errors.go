@@ -83,17 +83,41 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// parserProblems are the messages of yaml.v3's parser (as opposed to its
+// scanner). yaml.v3 reports their line zero-based, or not at all on the
+// first line, so syntaxError adds one.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 // syntaxError turns a yaml.v3 parse error ("yaml: line 3: ...") into an
 // Error at that line of file.
 func syntaxError(file string, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	where := file
+	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, tail, ok := strings.Cut(rest, ": "); ok {
-			if _, convErr := strconv.Atoi(num); convErr == nil {
-				where, msg = fmt.Sprintf("%s:%s", file, num), tail
+			if n, convErr := strconv.Atoi(num); convErr == nil {
+				line, msg = n, tail
 			}
 		}
+	}
+	if parserProblems[msg] {
+		line++
+	}
+	where := file
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d", file, line)
 	}
 	return &Error{Where: where, Problem: "invalid YAML: " + msg}
 }

@@ -61,11 +61,12 @@ func shortHash(h string) string {
 
 // thousands formats n with comma separators, as the seed's tables do.
 func thousands(n int64) string {
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
 	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
+	digitsFrom := 0
+	if n < 0 {
+		digitsFrom = 1
+	}
+	for i := len(s) - 3; i > digitsFrom; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
