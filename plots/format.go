@@ -101,3 +101,8 @@ func fmtCompact(v float64) string {
 	}
 	return fmtValue(v)
 }
+
+// fmtPercent writes a fraction as a whole per cent: 0.804 -> "80%".
+func fmtPercent(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100), 'f', 0, 64) + "%"
+}

@@ -110,3 +110,15 @@ func addGrid(p *plot.Plot) {
 func lineStyle(c color.Color, width vg.Length, dashes []vg.Length) draw.LineStyle {
 	return draw.LineStyle{Color: c, Width: width, Dashes: dashes}
 }
+
+// pointLabelStyle is the text beside a labelled point, in its colour.
+func pointLabelStyle(c color.Color) text.Style {
+	return textStyle(legendSize, xfont.WeightBold, c)
+}
+
+// withAlpha returns c with opacity a (0 transparent, 255 opaque).
+func withAlpha(c color.Color, a uint8) color.NRGBA {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	n.A = a
+	return n
+}

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// linearTicks labels about five "nice" values (steps of 1, 2, 2.5 or 5
+// linearTicks labels about six "nice" values (steps of 1, 2, 2.5 or 5
 // times a power of ten); gonum's DefaultTicks aims for three, which is
 // sparse on a wide chart.
 type linearTicks struct{}
@@ -18,7 +18,7 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
 	}
-	step := niceStep((hi - lo) / 5)
+	step := niceStep((hi - lo) / 6)
 	var ticks []plot.Tick
 	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
 		v := k * step
@@ -66,27 +66,30 @@ func trimFloat(v float64, decimals int) string {
 	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
 
-// logTicks labels powers of ten, adding 2 and 5 (or every digit) when the
-// axis spans too few decades to show two labels otherwise. gonum's LogTicks
+// logTicks marks an axis whose coordinates are log10 of the data (see
+// scale). It labels powers of ten, adding 2 and 5 (or every digit) when the
+// axis spans too few decades to show two labels otherwise; gonum's LogTicks
 // can leave an axis without any label in that case. Digits 2..9 of each
-// decade get unlabelled minor ticks. A positive floor (see ZeroFloor) gets
-// a tick labelled 0.
+// decade get unlabelled minor ticks. With zero set, the floor gets a tick
+// labelled 0.
 type logTicks struct {
 	floor float64
+	zero  bool
 }
 
 var _ plot.Ticker = logTicks{}
 
-func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+func (t logTicks) Ticks(logLo, logHi float64) []plot.Tick {
+	if !(logHi > logLo) || math.IsInf(logLo, 0) || math.IsInf(logHi, 0) {
 		return nil
 	}
+	lo, hi := math.Pow(10, logLo), math.Pow(10, logHi)
 	decades := math.Log10(hi / lo)
 	labelled := map[int]bool{1: true}
 	switch {
 	case decades < 0.8:
 		labelled = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
-	case decades < 2.2:
+	case decades < 3.2:
 		labelled = map[int]bool{1: true, 2: true, 5: true}
 	}
 	// Too many decades crowd the labels: label every other one.
@@ -95,11 +98,11 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		every = 2
 	}
 	var ticks []plot.Tick
-	if t.floor > 0 && t.floor >= lo && t.floor <= hi {
-		ticks = append(ticks, plot.Tick{Value: t.floor, Label: "0"})
+	if t.zero && t.floor >= lo*(1-1e-9) && t.floor <= hi {
+		ticks = append(ticks, plot.Tick{Value: math.Log10(t.floor), Label: "0"})
 	}
-	minLabelled := lo
-	if t.floor > 0 {
+	minLabelled := lo * (1 - 1e-9)
+	if t.zero {
 		// Keep the "0" label from colliding with the next label.
 		minLabelled = t.floor * 1.9
 	}
@@ -110,7 +113,7 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
 				continue
 			}
-			tk := plot.Tick{Value: v}
+			tk := plot.Tick{Value: math.Log10(v)}
 			if labelled[d] && (d != 1 || e%every == 0) && v >= minLabelled {
 				tk.Label = formatLogTick(v)
 			}

@@ -1,0 +1,81 @@
+package plots
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/plot/vg"
+)
+
+func dbRows(p *PolicySeries) []float64 { return p.DBRowsPerS }
+
+// databaseChart: database read rate over time against the read budget.
+func databaseChart(runs []Run, ds []drawn, opt Options) *figure {
+	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.DBRowsPerS) == 0 })
+	var budgets []float64
+	for i := range runs {
+		if runs[i].DBBudgetRowsPerS > 0 {
+			budgets = append(budgets, runs[i].DBBudgetRowsPerS)
+		}
+	}
+	p, ta, ca, legend := windowSeriesChart(runs, ds, dbRows, "database reads (rows/s)", opt, budgets...)
+	for i := range runs {
+		r := &runs[i]
+		if r.DBBudgetRowsPerS <= 0 {
+			continue
+		}
+		l := hline(ta, ca, r.DBBudgetRowsPerS, lineStyle(capacityColor, vg.Points(1.3), []vg.Length{vg.Points(5), vg.Points(3)}))
+		p.Add(l)
+		label := "read budget (" + fmtCount(r.DBBudgetRowsPerS) + " rows/s)"
+		if len(runs) > 1 {
+			label = r.label() + " " + label
+		}
+		legend = append(legend, legendItem{label, l})
+	}
+	applyTime(p, ta)
+	ca.apply(&p.Y)
+	note := "Each accepted reconnect costs one route claim and one sync"
+	if ca.log {
+		note += ". Log axis; empty windows drawn at 0"
+	}
+	return &figure{title: databaseTitle(ds), legend: legend, caption: caption(runs, note), body: plotBody(p)}
+}
+
+// databaseTitle compares the read peak with the budget and says how long
+// the budget was exceeded.
+func databaseTitle(ds []drawn) string {
+	type load struct {
+		label  string
+		peak   float64
+		budget float64
+		overMs float64
+	}
+	var ls []load
+	for _, d := range ds {
+		l := load{label: d.label, peak: floats.Max(d.p.DBRowsPerS), budget: d.run.DBBudgetRowsPerS}
+		for _, v := range d.p.DBRowsPerS {
+			if l.budget > 0 && v > l.budget {
+				l.overMs += d.p.WindowMs
+			}
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		return "No database load"
+	}
+	slices.SortStableFunc(ls, func(a, b load) int { return -cmpFloat(a.peak, b.peak) })
+	worst, best := ls[0], ls[len(ls)-1]
+	if worst.budget <= 0 {
+		if len(ls) == 1 || worst.peak == best.peak {
+			return fmt.Sprintf("Database reads peak at %s rows/s with %s", fmtCount(worst.peak), worst.label)
+		}
+		return fmt.Sprintf("Database reads peak at %s rows/s with %s, %s with %s", fmtCount(worst.peak), worst.label, fmtCount(best.peak), best.label)
+	}
+	if worst.peak <= worst.budget {
+		return fmt.Sprintf("Database reads stay within the %s rows/s budget: peak %s of it with %s",
+			fmtCount(worst.budget), fmtPercent(worst.peak/worst.budget), worst.label)
+	}
+	return fmt.Sprintf("Database reads peak at %s the %s rows/s budget with %s, above it for %s",
+		fmtRatio(worst.peak/worst.budget), fmtCount(worst.budget), worst.label, fmtDuration(worst.overMs))
+}

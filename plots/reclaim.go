@@ -1,0 +1,128 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// reclaimChart: histogram of lease reclaim times over replications with
+// the analytic bound [duration - renew_every, duration + sweep_every]
+// marked. One histogram per run that has reclaim data.
+func reclaimChart(runs []Run) *figure {
+	var withData []*Run
+	for i := range runs {
+		if runs[i].Reclaim != nil && len(runs[i].Reclaim.TimesMs) > 0 {
+			withData = append(withData, &runs[i])
+		}
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	boundLo, boundHi := math.Inf(1), math.Inf(-1)
+	total := 0
+	for _, r := range withData {
+		rc := r.Reclaim
+		boundLo, boundHi = math.Min(boundLo, rc.BoundMs[0]), math.Max(boundHi, rc.BoundMs[1])
+		for _, t := range rc.TimesMs {
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
+		}
+		total += len(rc.TimesMs)
+	}
+	lo, hi = math.Min(lo, boundLo), math.Max(hi, boundHi)
+
+	// Bins start at the lower bound so that the bound lines fall on bin
+	// edges; about sqrt(n) bins across the bound, between 8 and 40.
+	k := min(40, max(8, int(math.Ceil(math.Sqrt(float64(total))))))
+	width := (boundHi - boundLo) / float64(k)
+	if !(width > 0) {
+		width = math.Max(hi-lo, 1) / float64(k)
+	}
+	first := boundLo - math.Ceil((boundLo-lo)/width)*width
+	nbins := max(1, int(math.Ceil((hi-first)/width-1e-9)))
+
+	p := newPlot("reclaim time: failure to routes deleted (s)", "replications")
+	addGrid(p)
+	f := &figure{title: reclaimTitle(withData)}
+	maxCount := 0.0
+	for i, r := range withData {
+		bins := make([]plotter.HistogramBin, nbins)
+		for b := range bins {
+			bins[b].Min = (first + float64(b)*width) / 1000
+			bins[b].Max = (first + float64(b+1)*width) / 1000
+		}
+		for _, t := range r.Reclaim.TimesMs {
+			b := min(nbins-1, max(0, int(math.Floor((t-first)/width))))
+			bins[b].Weight++
+		}
+		for _, b := range bins {
+			maxCount = math.Max(maxCount, b.Weight)
+		}
+		c := seriesColor(i)
+		h := &plotter.Histogram{Bins: bins, Width: width / 1000, FillColor: withAlpha(c, 0x99), LineStyle: lineStyle(c, vg.Points(0.8), nil)}
+		p.Add(h)
+		label := fmt.Sprintf("reclaim times (%s runs)", fmtCount(float64(len(r.Reclaim.TimesMs))))
+		if len(withData) > 1 {
+			label = r.label() + " " + label
+		}
+		f.legend = append(f.legend, legendItem{label, h})
+	}
+	for i, r := range withData {
+		sty := lineStyle(inkColor, vg.Points(1.4), []vg.Length{vg.Points(5), vg.Points(3)})
+		if i > 0 {
+			sty.Dashes = runDash(i)
+		}
+		b := r.Reclaim.BoundMs
+		xa, ya := scale{}, scale{}
+		lower := vline(xa, ya, b[0]/1000, 0, maxCount*1.12, sty)
+		p.Add(lower, vline(xa, ya, b[1]/1000, 0, maxCount*1.12, sty))
+		label := fmt.Sprintf("analytic bound [%s, %s]", fmtDuration(b[0]), fmtDuration(b[1]))
+		if len(withData) > 1 {
+			label = r.label() + " " + label
+		}
+		f.legend = append(f.legend, legendItem{label, lower})
+	}
+	pad := (hi - lo) * 0.04
+	p.X.Min, p.X.Max = (first-pad)/1000, (first+float64(nbins)*width+pad)/1000
+	p.Y.Min, p.Y.Max = 0, math.Max(1, maxCount*1.12)
+	f.caption = caption(runs, "Bound: lease duration - renew period to lease duration + sweep period")
+	f.body = plotBody(p)
+	return f
+}
+
+// reclaimTitle says whether every reclaim time respects the bound.
+func reclaimTitle(runs []*Run) string {
+	var all []float64
+	outside := 0
+	for _, r := range runs {
+		for _, t := range r.Reclaim.TimesMs {
+			all = append(all, t)
+			if t < r.Reclaim.BoundMs[0] || t > r.Reclaim.BoundMs[1] {
+				outside++
+			}
+		}
+	}
+	if len(all) == 0 {
+		return "No reclaim times"
+	}
+	b := runs[0].Reclaim.BoundMs
+	bound := fmt.Sprintf("the analytic bound [%s, %s]", fmtDuration(b[0]), fmtDuration(b[1]))
+	if len(runs) > 1 {
+		bound = "their analytic bounds"
+	}
+	if len(all) == 1 {
+		where := "inside"
+		if outside > 0 {
+			where = "outside"
+		}
+		return fmt.Sprintf("Routes reclaimed after %s, %s %s", fmtDuration(all[0]), where, bound)
+	}
+	slices.Sort(all)
+	median := stat.Quantile(0.5, stat.Empirical, all, nil)
+	if outside == 0 {
+		return fmt.Sprintf("All %s reclaim times lie inside %s (median %s)", fmtCount(float64(len(all))), bound, fmtDuration(median))
+	}
+	return fmt.Sprintf("%s of %s reclaim times fall outside %s", fmtCount(float64(outside)), fmtCount(float64(len(all))), bound)
+}

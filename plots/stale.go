@@ -1,0 +1,92 @@
+package plots
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+)
+
+// windowSeriesChart draws one per-window quantity per policy as step
+// lines over time, with the runs' outages shaded; refs adds reference
+// levels to keep in view. It returns the plot to decorate, the count axis
+// and the legend so far.
+func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float64, yLabel string, opt Options, refs ...float64) (*plot.Plot, scale, scale, []legendItem) {
+	var extra []float64
+	for i := range runs {
+		if o := runs[i].Outage; o != nil {
+			extra = append(extra, o.EndMs)
+		}
+	}
+	ta := newTimeAxis(ds, pick, extra...)
+	var all [][]float64
+	for _, d := range ds {
+		all = append(all, pick(d.p))
+	}
+	ca := newCountAxis(all, refs...)
+	p := newPlot("", yLabel)
+	addGrid(p)
+	legend := outageShades(runs, p, ta, ca)
+	for _, d := range ds {
+		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes))
+		if l == nil {
+			continue
+		}
+		p.Add(l)
+		legend = append(legend, legendItem{d.label, l})
+	}
+	return p, ta, ca, legend
+}
+
+func staleRoutes(p *PolicySeries) []float64 { return p.StaleRoutesPerWindow }
+
+// staleChart: routes still pointing at the dead gateway over time.
+func staleChart(runs []Run, ds []drawn, opt Options) *figure {
+	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.StaleRoutesPerWindow) == 0 })
+	p, ta, ca, legend := windowSeriesChart(runs, ds, staleRoutes, "stale routes (devices that look online)", opt)
+	applyTime(p, ta)
+	ca.apply(&p.Y)
+	note := "A stale route: the device is offline but its route still names the dead gateway"
+	if ca.log {
+		note += ". Log axis; empty windows drawn at 0"
+	}
+	return &figure{title: staleTitle(ds), legend: legend, caption: caption(runs, note), body: plotBody(p)}
+}
+
+// staleTitle reports when the stale routes are gone and their integral
+// (route-seconds, which is how long devices looked online while offline).
+func staleTitle(ds []drawn) string {
+	type stale struct {
+		label      string
+		routeS     float64
+		lastMs      float64
+		peakRoutes float64
+	}
+	var ss []stale
+	for _, d := range ds {
+		v := d.p.StaleRoutesPerWindow
+		last := len(v)
+		for last > 0 && v[last-1] == 0 {
+			last--
+		}
+		ss = append(ss, stale{
+			label:      d.label,
+			routeS:     floats.Sum(v) * d.p.WindowMs / 1000,
+			lastMs:      float64(last) * d.p.WindowMs,
+			peakRoutes: floats.Max(v),
+		})
+	}
+	if len(ss) == 0 {
+		return "No stale routes"
+	}
+	slices.SortStableFunc(ss, func(a, b stale) int { return -cmpFloat(a.routeS, b.routeS) })
+	worst, best := ss[0], ss[len(ss)-1]
+	if len(ss) == 1 || worst.routeS == best.routeS {
+		return fmt.Sprintf("Up to %s stale routes, gone after %s: %s route-seconds with %s",
+			fmtCount(worst.peakRoutes), fmtDuration(worst.lastMs), fmtValue(worst.routeS), worst.label)
+	}
+	return fmt.Sprintf("Stale routes add up to %s route-seconds with %s, %s with %s",
+		fmtValue(worst.routeS), worst.label, fmtValue(best.routeS), best.label)
+}

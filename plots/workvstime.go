@@ -1,0 +1,151 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// work is one policy's point: total attempts against convergence time,
+// with the replication spread when there is one.
+type work struct {
+	d             drawn
+	convergenceMs Spread
+	attempts      Spread
+	spreadKind    string
+}
+
+func workOf(d drawn) work {
+	if r := d.p.Replicated; r != nil {
+		return work{d: d, convergenceMs: r.ConvergenceMs, attempts: r.Attempts, spreadKind: r.SpreadKind}
+	}
+	a := floats.Sum(d.p.AttemptsPerWindow)
+	c := d.p.ConvergenceMs
+	return work{d: d, convergenceMs: Spread{c, c, c}, attempts: Spread{a, a, a}}
+}
+
+// workVsTimeChart: the trade-off in one picture, total attempts (work)
+// against convergence time, one labelled point per policy.
+func workVsTimeChart(runs []Run, ds []drawn) *figure {
+	var ws []work
+	for _, d := range ds {
+		w := workOf(d)
+		if w.convergenceMs.Mean > 0 && w.attempts.Mean > 0 {
+			ws = append(ws, w)
+		}
+	}
+	p := newPlot("convergence time: last client connected (s)", "handshake attempts (total)")
+	addGrid(p)
+	f := &figure{title: workTitle(ws)}
+
+	var xs, ys []float64
+	spreadKind := ""
+	for _, w := range ws {
+		xs = append(xs, w.convergenceMs.Lo/1000, w.convergenceMs.Hi/1000, w.convergenceMs.Mean/1000)
+		ys = append(ys, w.attempts.Lo, w.attempts.Hi, w.attempts.Mean)
+		if w.spreadKind != "" {
+			spreadKind = w.spreadKind
+		}
+	}
+	xa, ya := ratioAxis(xs), ratioAxis(ys)
+
+	for _, w := range ws {
+		at := xa.xy(ya, w.convergenceMs.Mean/1000, w.attempts.Mean)
+		x, y := at.X, at.Y
+		if w.d.p.Replicated != nil {
+			xe := &plotter.XErrorBars{
+				XYs:       plotter.XYs{at},
+				XErrors:   plotter.XErrors{{Low: x - xa.to(w.convergenceMs.Lo/1000), High: xa.to(w.convergenceMs.Hi/1000) - x}},
+				LineStyle: lineStyle(w.d.color, vg.Points(1), nil),
+				CapWidth:  vg.Points(6),
+			}
+			ye := &plotter.YErrorBars{
+				XYs:       plotter.XYs{at},
+				YErrors:   plotter.YErrors{{Low: y - ya.to(w.attempts.Lo), High: ya.to(w.attempts.Hi) - y}},
+				LineStyle: lineStyle(w.d.color, vg.Points(1), nil),
+				CapWidth:  vg.Points(6),
+			}
+			p.Add(xe, ye)
+		}
+		pt := &plotter.Scatter{
+			XYs:        plotter.XYs{at},
+			GlyphStyle: draw.GlyphStyle{Color: w.d.color, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}},
+		}
+		lbl := &plotter.Labels{
+			XYs:       plotter.XYs{at},
+			Labels:    []string{w.d.label},
+			TextStyle: []text.Style{pointLabelStyle(w.d.color)},
+			Offset:    vg.Point{X: vg.Points(5), Y: vg.Points(5)},
+		}
+		p.Add(pt, lbl)
+	}
+	xa.apply(&p.X)
+	ya.apply(&p.Y)
+	if xa.log {
+		p.X.Label.Text += ", log scale"
+	}
+	if ya.log {
+		p.Y.Label.Text += ", log scale"
+	}
+	note := "Lower left is better: fewer attempts, sooner converged"
+	if spreadKind != "" {
+		note += ". Error bars: " + spreadKind
+	}
+	f.caption = caption(runs, note)
+	f.body = plotBody(p)
+	return f
+}
+
+// ratioAxis is an axis for positive values, logarithmic when they span
+// more than LogTimeRatio, with a margin so that points and labels clear
+// the frame.
+func ratioAxis(vs []float64) scale {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if v > 0 && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi == 0 {
+		return scale{min: 0, max: 1}
+	}
+	if hi > LogTimeRatio*lo {
+		return scale{log: true, floor: lo / 1.6, min: lo / 1.6, max: hi * 1.6}
+	}
+	pad := (hi - lo) * 0.15
+	if pad == 0 {
+		pad = hi * 0.2
+	}
+	return scale{min: math.Max(0, lo-pad), max: hi + pad}
+}
+
+// workTitle states the trade-off between the fastest-converging policy
+// and the slowest.
+func workTitle(ws []work) string {
+	if len(ws) == 0 {
+		return "No policy converged"
+	}
+	sorted := slices.Clone(ws)
+	slices.SortStableFunc(sorted, func(a, b work) int { return cmpFloat(a.convergenceMs.Mean, b.convergenceMs.Mean) })
+	fast, slow := sorted[0], sorted[len(sorted)-1]
+	if len(ws) == 1 || fast.convergenceMs.Mean == slow.convergenceMs.Mean {
+		return fmt.Sprintf("%s converges in %s with %s attempts", fast.d.label, fmtDuration(fast.convergenceMs.Mean), fmtCount(fast.attempts.Mean))
+	}
+	speed := fmtRatio(slow.convergenceMs.Mean/fast.convergenceMs.Mean) + " sooner"
+	var cost string
+	switch a, b := fast.attempts.Mean, slow.attempts.Mean; {
+	case a < b:
+		cost = "with " + fmtRatio(b/a) + " fewer attempts"
+	case a > b:
+		cost = "at " + fmtRatio(a/b) + " the attempts"
+	default:
+		cost = "with as many attempts"
+	}
+	return fmt.Sprintf("%s converges %s than %s %s", fast.d.label, speed, slow.d.label, cost)
+}

@@ -1,0 +1,115 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Chart file base names; each is written as NAME.png and NAME.svg.
+const (
+	AttemptsChart    = "attempts"     // attempts per window over time
+	ConnectedChart   = "connected"    // fraction of clients connected over time
+	WorkVsTimeChart  = "work-vs-time" // total attempts against convergence time
+	ReclaimChart     = "reclaim"      // reclaim-time histogram (lease model)
+	StaleRoutesChart = "stale-routes" // stale routes over time (lease model)
+	DatabaseChart    = "database"     // database rows/s against budget (database model)
+)
+
+// Write draws every chart the run has data for into dir (which must
+// exist) and returns the paths written, in the order of the constants
+// above.
+func Write(dir string, run Run, opt Options) ([]string, error) {
+	return Overlay(dir, []Run{run}, opt)
+}
+
+// Overlay draws the charts of several runs on shared axes, for comparing
+// saved results: each policy keeps one colour across runs and each run
+// has its own dash pattern; legends read "LABEL · policy", where LABEL is
+// Run.Label (or Run.Name). Labels must be unique. It returns the paths
+// written.
+func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
+	opt = opt.withDefaults()
+	if len(runs) == 0 {
+		return nil, errors.New("plots: no runs to chart")
+	}
+	seen := map[string]bool{}
+	for i := range runs {
+		if err := runs[i].validate(); err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		l := runs[i].label()
+		if len(runs) > 1 && seen[l] {
+			return nil, fmt.Errorf("plots: two runs are labelled %q; give each a distinct Label", l)
+		}
+		seen[l] = true
+	}
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("plots: %s is not a directory", dir)
+	}
+
+	ds := flatten(runs)
+	var written []string
+	for _, name := range chartNames(runs) {
+		var f *figure
+		switch name {
+		case AttemptsChart:
+			f = attemptsChart(runs, ds, opt)
+		case ConnectedChart:
+			f = connectedChart(runs, ds, opt)
+		case WorkVsTimeChart:
+			f = workVsTimeChart(runs, ds)
+		case ReclaimChart:
+			f = reclaimChart(runs)
+		case StaleRoutesChart:
+			f = staleChart(runs, ds, opt)
+		case DatabaseChart:
+			f = databaseChart(runs, ds, opt)
+		}
+		paths, err := f.save(dir, name, opt)
+		written = append(written, paths...)
+		if err != nil {
+			return written, fmt.Errorf("plots: %s: %w", name, err)
+		}
+	}
+	return written, nil
+}
+
+// Names lists the chart base names Write would produce for run: the three
+// core charts plus those of the failure models the run has data for.
+func Names(run Run) []string {
+	return chartNames([]Run{run})
+}
+
+func chartNames(runs []Run) []string {
+	names := []string{AttemptsChart, ConnectedChart, WorkVsTimeChart}
+	has := func(pred func(*Run) bool) bool {
+		for i := range runs {
+			if pred(&runs[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	if has(func(r *Run) bool { return r.Reclaim != nil && len(r.Reclaim.TimesMs) > 0 }) {
+		names = append(names, ReclaimChart)
+	}
+	if has(func(r *Run) bool { return anyPolicy(r, staleRoutes) }) {
+		names = append(names, StaleRoutesChart)
+	}
+	if has(func(r *Run) bool { return anyPolicy(r, dbRows) }) {
+		names = append(names, DatabaseChart)
+	}
+	return names
+}
+
+func anyPolicy(r *Run, pick func(*PolicySeries) []float64) bool {
+	for i := range r.Policies {
+		if len(pick(&r.Policies[i])) > 0 {
+			return true
+		}
+	}
+	return false
+}
