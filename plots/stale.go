@@ -61,7 +61,7 @@ func staleTitle(ds []drawn) string {
 	type stale struct {
 		label      string
 		routeS     float64
-		lastMs      float64
+		lastMs     float64
 		peakRoutes float64
 	}
 	var ss []stale
@@ -74,7 +74,7 @@ func staleTitle(ds []drawn) string {
 		ss = append(ss, stale{
 			label:      d.label,
 			routeS:     floats.Sum(v) * d.p.WindowMs / 1000,
-			lastMs:      float64(last) * d.p.WindowMs,
+			lastMs:     float64(last) * d.p.WindowMs,
 			peakRoutes: floats.Max(v),
 		})
 	}
