@@ -76,8 +76,9 @@ func thousands(n int64) string {
 // as seconds from 1 s up ("623.9s", "4.58s"), else milliseconds to the
 // microsecond ("12.5ms").
 func millis(ms float64) string {
-	if math.Abs(ms) >= 1000 {
-		return strconv.FormatFloat(math.Round(ms)/1000, 'f', -1, 64) + "s"
+	us := math.Round(ms * 1000)
+	if math.Abs(us) >= 1e6 {
+		return strconv.FormatFloat(math.Round(us/1000)/1000, 'f', -1, 64) + "s"
 	}
-	return strconv.FormatFloat(math.Round(ms*1000)/1000, 'f', -1, 64) + "ms"
+	return strconv.FormatFloat(us/1000, 'f', -1, 64) + "ms"
 }

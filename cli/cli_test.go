@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"stormsim/config"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// ownConfigs are the shipped configs whose output this package pins.
+var ownConfigs = []string{"../configs/seed-backoff-model.yaml", "../configs/seed-token-bucket.yaml"}
+
+// stormsim runs Main and returns its exit code, stdout and stderr.
+func stormsim(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cli -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test ./cli -update refreshes it)\n got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestBadConfigs runs every testdata/bad file, whose first line says the
+// error it must give: "# want: FILE:LINE: ...".
+func TestBadConfigs(t *testing.T) {
+	files, err := filepath.Glob("testdata/bad/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad configs: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		want, ok := strings.CutPrefix(first, "# want: ")
+		if !ok {
+			t.Fatalf("%s: first line must be # want: FILE:LINE: message", file)
+		}
+		want = strings.Replace(want, "FILE", file, 1) + "\n"
+		for _, cmd := range []string{"validate", "run"} {
+			t.Run(filepath.Base(file)+"/"+cmd, func(t *testing.T) {
+				code, stdout, stderr := stormsim(cmd, "-c", file)
+				if code != ExitUsage || stdout != "" || stderr != want {
+					t.Errorf("exit %d, stdout %q, stderr\n %q\nwant exit 2, no stdout, stderr\n %q", code, stdout, stderr, want)
+				}
+			})
+		}
+	}
+}
+
+func TestValidateShippedConfigs(t *testing.T) {
+	for _, file := range ownConfigs {
+		code, stdout, stderr := stormsim("validate", "-c", file)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, file+": ok: ") {
+			t.Errorf("validate %s: exit %d, stdout %q, stderr %q", file, code, stdout, stderr)
+		}
+	}
+}
+
+// runJSON runs `stormsim run --format json` with extra args and decodes it.
+func runJSON(t *testing.T, args ...string) (raw string, doc map[string]any) {
+	t.Helper()
+	code, stdout, stderr := stormsim(append([]string{"run", "--format", "json"}, args...)...)
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("run %v: exit %d, stderr %q", args, code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("run %v: stdout is not JSON: %v", args, err)
+	}
+	return stdout, doc
+}
+
+func policiesOf(doc map[string]any) []string {
+	var out []string
+	for _, r := range doc["results"].([]any) {
+		out = append(out, r.(map[string]any)["policy"].(string))
+	}
+	return out
+}
+
+func TestRunJSONIsDeterministicAndVersioned(t *testing.T) {
+	file := ownConfigs[0]
+	first, doc := runJSON(t, "-c", file)
+	second, _ := runJSON(t, "-c", file)
+	if first != second {
+		t.Error("two runs of the same config gave different bytes")
+	}
+	s, err := config.Load(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema_version"] != 1.0 || !strings.HasPrefix(doc["tool"].(string), "stormsim ") ||
+		doc["config_hash"] != config.Hash(s) || doc["name"] != "seed-backoff-model" || doc["seed"] != 1.0 {
+		t.Errorf("bad envelope: %v %v %v %v %v", doc["schema_version"], doc["tool"], doc["config_hash"], doc["name"], doc["seed"])
+	}
+	if got := strings.Join(policiesOf(doc), ","); got != "exponential,full" {
+		t.Errorf("policies %s, want exponential,full", got)
+	}
+	if !strings.HasSuffix(first, "}\n") || !strings.HasPrefix(first, "{\n  \"schema_version\": 1,\n") {
+		t.Errorf("not 2-space indented with a trailing newline: %.40q ... %q", first, first[len(first)-3:])
+	}
+}
+
+func TestRunWritesResultFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "dir")
+	code, stdout, stderr := stormsim("run", "-c", ownConfigs[1], "-o", dir, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	written, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(written) != stdout {
+		t.Error("result.json differs from the JSON on stdout")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("dir holds %d entries, want only %s (no temporary files)", len(entries), ResultFile)
+	}
+}
+
+func TestRunOverridesAndPolicyFilter(t *testing.T) {
+	_, doc := runJSON(t, "-c", ownConfigs[0], "--set", "clients=7", "--set", "admission={kind: token_bucket, rate: 40, burst: 10}", "--policy", "full")
+	cfg := doc["config"].(map[string]any)
+	if cfg["clients"] != 7.0 || cfg["admission"].(map[string]any)["kind"] != "token_bucket" {
+		t.Errorf("overrides not applied: clients %v, admission %v", cfg["clients"], cfg["admission"])
+	}
+	if got := strings.Join(policiesOf(doc), ","); got != "full" {
+		t.Errorf("--policy full ran %s", got)
+	}
+	if clients := doc["results"].([]any)[0].(map[string]any)["clients"]; clients != 7.0 {
+		t.Errorf("result has %v clients, want 7", clients)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string // start of the first line of stderr
+	}{
+		{"no arguments", nil, "stormsim simulates reconnect storms: many clients retrying against a gateway that admits few."},
+		{"unknown command", []string{"fly"}, `stormsim: unknown command "fly" (try: `},
+		{"unknown flag", []string{"run", "--colour"}, "stormsim run: unknown flag: --colour (see stormsim help run)"},
+		{"missing config", []string{"run"}, "stormsim run: -c/--config FILE is required"},
+		{"bad format", []string{"run", "-c", ownConfigs[0], "--format", "xml"}, `stormsim run: --format must be table or json (got "xml")`},
+		{"stray argument", []string{"validate", "-c", ownConfigs[0], "extra"}, `stormsim validate: unexpected argument "extra" (see stormsim help validate)`},
+		{"missing file", []string{"validate", "-c", "nope.yaml"}, "nope.yaml: cannot read config: no such file or directory"},
+		{"unknown policy", []string{"run", "-c", ownConfigs[0], "--policy", "nope"}, "--policy nope: unknown policy; the config has exponential, full"},
+		{"bad override", []string{"run", "-c", ownConfigs[0], "--set", "admission.per_slot=x"}, `--set admission.per_slot=x: admission.per_slot: must be an integer (got "x")`},
+		{"output dir is a file", []string{"run", "-c", ownConfigs[0], "-o", ownConfigs[0]}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := stormsim(tt.args...)
+			first, _, _ := strings.Cut(stderr, "\n")
+			if code != ExitUsage || stdout != "" || !strings.HasPrefix(first, tt.wantStderr) || stderr == "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, stderr %q", code, stdout, stderr, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "run"}, {"run", "-h"}, {"validate", "--help"}, {"policies", "-h"}} {
+		code, stdout, stderr := stormsim(args...)
+		if code != ExitOK || stderr != "" || !strings.Contains(stdout, "Usage: stormsim") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestPanicIsAnInternalError(t *testing.T) {
+	saved := slices.Clone(commands)
+	defer func() { commands = saved }()
+	register(command{name: "boom", run: func(*env, []string) error { panic("line one\nline two") }})
+	code, stdout, stderr := stormsim("boom")
+	if want := "stormsim: internal error: line one\\nline two\n"; code != ExitInternal || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 3, stderr %q", code, stdout, stderr, want)
+	}
+}
+
+func TestPoliciesGolden(t *testing.T) {
+	code, stdout, stderr := stormsim("policies")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	golden(t, "policies.golden", stdout)
+}
+
+func TestUsageGolden(t *testing.T) {
+	_, stdout, _ := stormsim("help")
+	golden(t, "usage.golden", stdout)
+}
+
+// TestSummaryTableGolden pins the summary table of each shipped config, so
+// that a change in the model or the table shows up as a readable diff.
+func TestSummaryTableGolden(t *testing.T) {
+	for _, file := range ownConfigs {
+		code, stdout, stderr := stormsim("run", "-c", file)
+		if code != ExitOK || stderr != "" {
+			t.Fatalf("%s: exit %d, stderr %q", file, code, stderr)
+		}
+		golden(t, strings.TrimSuffix(filepath.Base(file), ".yaml")+".table.golden", stdout)
+	}
+}

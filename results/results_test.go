@@ -1,0 +1,168 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"stormsim/config"
+	"stormsim/sim"
+)
+
+const twoPolicies = "name: t\nseed: 3\nclients: 20\nadmission: {kind: slots, slot: 10ms, per_slot: 5}\n" +
+	"policies:\n  - {name: exponential, base: 100ms, cap: 400ms}\n  - {name: full, label: jittered, base: 100ms, cap: 400ms}\n"
+
+func scenario(t *testing.T) *sim.Scenario {
+	t.Helper()
+	s, err := config.Parse("t.yaml", []byte(twoPolicies), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSelectPolicies(t *testing.T) {
+	tests := []struct {
+		name    string
+		filter  []string
+		want    string // labels in order
+		wantErr string
+	}{
+		{"empty filter selects all", nil, "exponential,jittered", ""},
+		{"config order, not filter order", []string{"jittered", "exponential"}, "exponential,jittered", ""},
+		{"by label, not kind", []string{"jittered"}, "jittered", ""},
+		{"unknown label", []string{"full"}, "", "--policy full: unknown policy; the config has exponential, jittered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			specs, err := SelectPolicies(scenario(t), tt.filter)
+			if tt.wantErr != "" {
+				var upe *UnknownPolicyError
+				if !errors.As(err, &upe) || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %s", err, tt.wantErr)
+				}
+				return
+			}
+			var labels []string
+			for _, s := range specs {
+				labels = append(labels, s.Label)
+			}
+			if got := strings.Join(labels, ","); got != tt.want || err != nil {
+				t.Errorf("got %s, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuildEnvelope(t *testing.T) {
+	s := scenario(t)
+	doc, err := Build(s, []string{"jittered"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.SchemaVersion != 1 || doc.Tool != "stormsim "+Version || doc.ConfigHash != config.Hash(s) ||
+		doc.Name != "t" || doc.Seed != 3 || !bytes.Equal(doc.Config, config.Echo(s)) {
+		t.Errorf("bad envelope %+v", doc)
+	}
+	if len(doc.Results) != 1 || doc.Results[0].Policy != "jittered" || doc.Results[0].Clients != 20 {
+		t.Errorf("results %+v, want one for jittered with 20 clients", doc.Results)
+	}
+}
+
+func TestJSONIsDeterministic(t *testing.T) {
+	a, err := Build(scenario(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(scenario(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := a.JSON()
+	jb, _ := b.JSON()
+	if !bytes.Equal(ja, jb) {
+		t.Error("equal scenarios gave different JSON")
+	}
+	if !bytes.HasPrefix(ja, []byte("{\n  \"schema_version\": 1,\n  \"tool\": ")) || !bytes.HasSuffix(ja, []byte("\n}\n")) {
+		t.Errorf("layout: %.60q", ja)
+	}
+}
+
+func TestWriteJSONIsAtomic(t *testing.T) {
+	doc, err := Build(scenario(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "result.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := doc.JSON()
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Error("file does not hold the document")
+	}
+	// A failed write leaves neither a partial file nor a temporary one.
+	blocked := filepath.Join(dir, "result.json", "x.json") // parent is a file
+	if err := doc.WriteJSON(blocked); err == nil {
+		t.Error("writing below a file succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("dir holds %d entries, want 1", len(entries))
+	}
+}
+
+func TestTableLayout(t *testing.T) {
+	doc := &Document{Name: "n", Seed: 2, ConfigHash: "sha256:0123456789abcdef", Results: []sim.Result{
+		{Policy: "exponential", Attempts: 100500, Accepted: 1000, Rejected: 99500, PeakAttemptsPerWindow: 1000,
+			ConvergenceMs: 623900, ConnectMs: sim.Quantiles{P50: 303900, P99: 617500}, WindowMs: 10},
+		{Policy: "full", Attempts: 5257, Accepted: 1000, Rejected: 4257, Abandoned: 3, PeakAttemptsPerWindow: 1000,
+			ConvergenceMs: 4580.5, ConnectMs: sim.Quantiles{P50: 12.25, P99: 999.9996}, WindowMs: 10},
+	}}
+	var b strings.Builder
+	if err := doc.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "n (seed 2, config sha256:0123456789ab)\n" +
+		"policy       attempts  accepted  rejected  abandoned  peak/10ms  last connect  connect p50  connect p99\n" +
+		"exponential   100,500     1,000    99,500          0      1,000        623.9s       303.9s       617.5s\n" +
+		"full            5,257     1,000     4,257          3      1,000        4.581s      12.25ms           1s\n"
+	if b.String() != want {
+		t.Errorf("table\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1000, "1,000"}, {100500, "100,500"}, {1234567, "1,234,567"},
+		{-1000, "-1,000"}, {-100, "-100"}, {-9223372036854775808, "-9,223,372,036,854,775,808"},
+	}
+	for _, tt := range tests {
+		if got := thousands(tt.n); got != tt.want {
+			t.Errorf("thousands(%d) = %s, want %s", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestMillis(t *testing.T) {
+	tests := []struct {
+		ms   float64
+		want string
+	}{
+		{0, "0ms"}, {10, "10ms"}, {12.3456, "12.346ms"}, {999.4, "999.4ms"}, {1000, "1s"}, {623900, "623.9s"}, {4580.4, "4.58s"},
+	}
+	for _, tt := range tests {
+		if got := millis(tt.ms); got != tt.want {
+			t.Errorf("millis(%v) = %s, want %s", tt.ms, got, tt.want)
+		}
+	}
+}
