@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"stormsim/gateway/protocol"
+)
+
+// forcedCloseWait is how long a drain waits, after the grace, for
+// force-closed sessions to unregister.
+const forcedCloseWait = time.Second
+
+// drain is the seed's planned shutdown, in its order:
+//
+//  1. refuse new handshakes (503 + Retry-After);
+//  2. stop renewing and set lease_until = now, so the other gateways reclaim
+//     at their next sweep even if the rest is cut short;
+//  3. goaway then close 1001 to every connection, all at once;
+//  4. wait for them to leave, at most DrainGrace from the start, each
+//     releasing its own route; then drop the stragglers' TCP connections;
+//  5. delete whatever routes are left.
+//
+// stopLease must stop the lease loop and return once it has stopped.
+func (g *Gateway) drain(stopLease func()) error {
+	began := time.Now()
+	conns := g.reg.beginDrain()
+	g.log.Info("drain_start", "connections", len(conns))
+	stopLease()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := g.deps.Leases.ExpireLease(ctx, g.cfg.ID); err != nil {
+		g.log.Warn("lease_expire_failed", "err", err.Error())
+	}
+	for _, c := range conns {
+		c.terminate(protocol.CloseGoingAway, "drain")
+	}
+	g.waitEmpty(began.Add(g.cfg.DrainGrace))
+	forced := g.reg.all()
+	for _, c := range forced {
+		c.forceClose()
+	}
+	g.waitEmpty(time.Now().Add(forcedCloseWait))
+	released, err := g.deps.Leases.ReleaseGateway(ctx, g.cfg.ID)
+	args := []any{"goaway", g.goawaySent.Load(), "forced", len(forced), "leftover_routes", released,
+		"duration_ms", time.Since(began).Milliseconds()}
+	if err != nil {
+		args = append(args, "err", err.Error())
+	}
+	g.log.Info("drain_done", args...)
+	return err
+}
+
+// waitEmpty polls until no connection is registered or deadline passes.
+func (g *Gateway) waitEmpty(deadline time.Time) {
+	for g.reg.len() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
