@@ -79,8 +79,9 @@ func (s AdmissionSpec) New() Admission {
 type Slots struct {
 	Slot    time.Duration
 	PerSlot int
-	current int64 // slot index of the last call
-	used    int   // admissions in the current slot
+	current int64         // slot index of the last call
+	end     time.Duration // end of the current slot
+	used    int           // admissions in the current slot
 }
 
 // NewSlots returns slot admission with slot length slot and perSlot
@@ -91,8 +92,10 @@ func NewSlots(slot time.Duration, perSlot int) *Slots {
 
 // Admit implements Admission.
 func (s *Slots) Admit(now time.Duration) bool {
-	if k := int64(now / s.Slot); k > s.current {
-		s.current, s.used = k, 0
+	if now >= s.end { // a division only when the slot changes
+		if k := int64(now / s.Slot); k > s.current {
+			s.current, s.end, s.used = k, time.Duration(k+1)*s.Slot, 0
+		}
 	}
 	if s.used < s.PerSlot {
 		s.used++

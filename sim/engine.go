@@ -1,9 +1,231 @@
 package sim
 
-import "stormsim/policies"
+import (
+	"time"
+
+	"stormsim/models"
+	"stormsim/policies"
+)
 
 // Run simulates one storm of s (already resolved) in which every client
 // reconnects with backoff b, drawing randomness from seed.
+//
+// Attempts are processed in order of (time, scheduling order): among attempts
+// at the same instant, the one scheduled first goes first. The engine is a
+// timing wheel whose buckets are stably radix-sorted by time when reached,
+// which yields exactly that order at a few nanoseconds per attempt; a plain
+// priority queue in the tests checks it.
 func Run(s *Scenario, b *policies.Backoff, seed uint64) Result {
-	return Result{Policy: b.Spec.Label, Clients: s.Clients}
+	return runTraced(s, b, seed, nil)
+}
+
+func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) Result {
+	e := newEngine(s, b, seed)
+	e.trace = trace
+	e.run()
+	return e.rec.result(b.Spec.Label, s.Clients, s.Metrics.Window)
+}
+
+// Wheel geometry bounds: offsets within a bucket must fit in 32 bits, and
+// the ring stays small enough to sweep quickly when sparse.
+const (
+	// About a millisecond: few retries land in the bucket being processed
+	// (they go through a heap), and buckets stay cache-sized.
+	maxBucketWidth = time.Duration(1 << 20)
+	maxRingBuckets = 1 << 16
+)
+
+// ringLimit caps the ring size; tests shrink it to exercise the overflow path.
+var ringLimit int64 = maxRingBuckets
+
+type engine struct {
+	s          *Scenario
+	b          *policies.Backoff
+	seed       uint64
+	adm        models.Admission
+	retryAfter time.Duration
+	prev       []time.Duration // previous raw delay per client, for stateful policies
+
+	width     time.Duration // bucket width, 1<<shift nanoseconds
+	shift     uint
+	offBits   int
+	ring      []bucket
+	mask      int64
+	cur       int64 // bucket being processed
+	ringCount int   // events stored in the ring
+	free      []*chunk
+	soon      eventHeap // pushed into the bucket being processed
+	far       eventHeap // beyond the ring's horizon
+	seq       uint64
+	pending   int
+	scratch   [2][]event
+
+	rec recorder
+
+	// trace, when set, sees every attempt's outcome; the tests use it to
+	// compare engines client by client.
+	trace func(t time.Duration, c uint32, admitted bool)
+}
+
+func newEngine(s *Scenario, b *policies.Backoff, seed uint64) *engine {
+	e := &engine{s: s, b: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter}
+	if policies.UsesPrevious(b.Policy) {
+		e.prev = make([]time.Duration, s.Clients)
+	}
+	e.width = min(s.Metrics.Window, maxBucketWidth)
+	if s.Admission.Kind == "slots" {
+		e.width = min(e.width, s.Admission.Slot)
+	}
+	// A power-of-two width turns every bucket index into a shift; the width
+	// only affects speed, never results, since buckets are sorted by time.
+	e.shift = 10
+	for e.shift < 31 && time.Duration(1)<<(e.shift+1) <= e.width {
+		e.shift++
+	}
+	e.width = time.Duration(1) << e.shift
+	e.offBits = int(e.shift)
+	horizon := b.MaxWait(e.retryAfter)/e.width + 2
+	n := min(int64(64), ringLimit)
+	for n < int64(horizon) && n < ringLimit {
+		n *= 2
+	}
+	e.ring = make([]bucket, n)
+	e.mask = n - 1
+	e.soon.width, e.far.width, e.far.byBucket = e.width, e.width, true
+	e.rec.init(s.Metrics.Window)
+	return e
+}
+
+func (e *engine) run() {
+	start := e.s.Disconnect.At
+	e.cur = int64(start >> e.shift)
+	if e.s.InitialJitter == 0 {
+		// Everyone's first attempt is at the same instant, in client order:
+		// process them without storing N events.
+		for c := 0; c < e.s.Clients; c++ {
+			e.attempt(start, uint32(c), 0)
+		}
+	} else {
+		for c := 0; c < e.s.Clients; c++ {
+			t := start + policies.InitialWait(e.seed, uint64(c), e.s.InitialJitter)
+			e.push(t, uint32(c), 0)
+		}
+	}
+	for e.pending > 0 {
+		if e.ringCount == 0 && len(e.soon.items) == 0 {
+			e.cur = int64(e.far.items[0].t >> e.shift) // jump over an empty stretch
+			e.migrate()
+		}
+		e.processBucket()
+		e.cur++
+		e.migrate()
+	}
+}
+
+// migrate moves events from beyond the horizon into the ring slots that have
+// come within it. They were pushed before anything now in those slots, so
+// appending keeps each slot in scheduling order.
+func (e *engine) migrate() {
+	limit := e.cur + int64(len(e.ring))
+	for len(e.far.items) > 0 {
+		bi := int64(e.far.items[0].t >> e.shift)
+		if bi >= limit {
+			return
+		}
+		te := e.far.pop()
+		e.appendTo(bi, event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts})
+	}
+}
+
+func (e *engine) push(t time.Duration, c, attempts uint32) {
+	e.pending++
+	bi := int64(t >> e.shift)
+	switch {
+	case bi <= e.cur:
+		e.seq++
+		e.soon.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts})
+	case bi < e.cur+int64(len(e.ring)):
+		e.appendTo(bi, event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts})
+	default:
+		e.seq++
+		e.far.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts})
+	}
+}
+
+func (e *engine) appendTo(bi int64, ev event) {
+	b := &e.ring[bi&e.mask]
+	ch := b.tail
+	if ch == nil || ch.n == chunkLen {
+		if n := len(e.free); n > 0 {
+			ch, e.free = e.free[n-1], e.free[:n-1]
+			ch.n = 0
+		} else {
+			ch = new(chunk)
+		}
+		b.chunks = append(b.chunks, ch)
+		b.tail = ch
+	}
+	ch.events[ch.n] = ev
+	ch.n++
+	b.n++
+	e.ringCount++
+}
+
+// processBucket runs every attempt of bucket cur in (time, scheduling order),
+// merging in the attempts that are scheduled into it while it runs.
+func (e *engine) processBucket() {
+	b := &e.ring[e.cur&e.mask]
+	n := b.n
+	if cap(e.scratch[0]) < n {
+		e.scratch[0] = make([]event, n, n+n/4)
+		e.scratch[1] = make([]event, n, n+n/4)
+	}
+	evs := sortBucket(b.chunks, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
+	e.free = append(e.free, b.chunks...)
+	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
+	e.ringCount -= n
+	base := time.Duration(e.cur) * e.width
+	i := 0
+	for {
+		if i < n && (len(e.soon.items) == 0 || base+time.Duration(evs[i].off) <= e.soon.items[0].t) {
+			ev := evs[i]
+			i++
+			e.pending--
+			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts)
+			continue
+		}
+		if len(e.soon.items) == 0 {
+			return
+		}
+		te := e.soon.pop()
+		e.pending--
+		e.attempt(te.t, te.client, te.attempts)
+	}
+}
+
+// attempt is client c's handshake number attempts+1, arriving at time t.
+func (e *engine) attempt(t time.Duration, c, attempts uint32) {
+	a := attempts + 1
+	admitted := e.adm.Admit(t)
+	if e.trace != nil {
+		e.trace(t, c, admitted)
+	}
+	if admitted {
+		e.rec.accept(t)
+		return
+	}
+	e.rec.reject(t)
+	var prev time.Duration
+	if e.prev != nil {
+		prev = e.prev[c]
+	}
+	wait, raw, giveUp := e.b.Next(int(a), prev, e.retryAfter, policies.Draw(e.seed, uint64(c), uint64(a), policies.StreamBackoff))
+	if giveUp {
+		e.rec.abandoned++
+		return
+	}
+	if e.prev != nil {
+		e.prev[c] = raw
+	}
+	e.push(t+wait, c, a)
 }

@@ -1,0 +1,168 @@
+package sim
+
+import "time"
+
+// event is one pending handshake: client c makes its attempt number
+// attempts+1 at time t. In a wheel bucket t is stored as an offset from the
+// bucket's start, so an event costs 12 bytes.
+type event struct {
+	off      uint32 // nanoseconds since the bucket's start
+	client   uint32
+	attempts uint32 // attempts made before this one
+}
+
+// chunkLen events make one chunk; buckets are lists of chunks drawn from a
+// free list, so memory tracks the number of pending events, not the history
+// of the largest bucket.
+const chunkLen = 256
+
+type chunk struct {
+	n      int
+	events [chunkLen]event
+}
+
+// bucket holds the events of one wheel slot in push order, which is their
+// scheduling order.
+type bucket struct {
+	chunks []*chunk
+	tail   *chunk
+	n      int
+}
+
+// timedEvent is an event with an absolute time and a push sequence number,
+// for the two small heaps: events pushed into the bucket being processed, and
+// events beyond the wheel's horizon.
+type timedEvent struct {
+	t        time.Duration
+	seq      uint64
+	client   uint32
+	attempts uint32
+}
+
+// eventHeap is a binary min-heap ordered by (t, seq), or by (bucket of t,
+// seq) when byBucket is set.
+type eventHeap struct {
+	items    []timedEvent
+	width    time.Duration
+	byBucket bool
+}
+
+func (h *eventHeap) less(a, b timedEvent) bool {
+	if h.byBucket {
+		ba, bb := a.t/h.width, b.t/h.width
+		if ba != bb {
+			return ba < bb
+		}
+		return a.seq < b.seq
+	}
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	return a.seq < b.seq
+}
+
+func (h *eventHeap) push(e timedEvent) {
+	h.items = append(h.items, e)
+	i := len(h.items) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(h.items[i], h.items[p]) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() timedEvent {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= last {
+			break
+		}
+		m := l
+		if r := l + 1; r < last && h.less(h.items[r], h.items[l]) {
+			m = r
+		}
+		if !h.less(h.items[m], h.items[i]) {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+	return top
+}
+
+// sortBucket returns the events of chunks sorted by off, equal offsets kept
+// in push (scheduling) order. It is an LSD radix sort whose first pass reads
+// straight from the chunks; a and b are scratch of the events' length, and
+// offBits bounds every offset.
+func sortBucket(chunks []*chunk, a, b []event, offBits int) []event {
+	n := len(a)
+	passes := (offBits + maxDigitBits - 1) / maxDigitBits
+	if n < 64 || passes == 0 {
+		i := 0
+		for _, ch := range chunks {
+			i += copy(a[i:], ch.events[:ch.n])
+		}
+		for i := 1; i < n; i++ { // insertion sort: stable
+			for j := i; j > 0 && a[j].off < a[j-1].off; j-- {
+				a[j], a[j-1] = a[j-1], a[j]
+			}
+		}
+		return a
+	}
+	digit := uint((offBits + passes - 1) / passes)
+	mask := uint32(1)<<digit - 1
+	var count [1 << maxDigitBits]int
+	for pass := 0; pass < passes; pass++ {
+		shift := uint(pass) * digit
+		clear(count[:mask+1])
+		if pass == 0 {
+			for _, ch := range chunks {
+				for i := range ch.events[:ch.n] {
+					count[(ch.events[i].off>>shift)&mask]++
+				}
+			}
+			prefixSums(count[:mask+1])
+			for _, ch := range chunks {
+				for _, ev := range ch.events[:ch.n] {
+					d := (ev.off >> shift) & mask
+					a[count[d]] = ev
+					count[d]++
+				}
+			}
+			continue
+		}
+		for i := range a {
+			count[(a[i].off>>shift)&mask]++
+		}
+		if count[(a[0].off>>shift)&mask] == n {
+			continue // every offset shares this digit
+		}
+		prefixSums(count[:mask+1])
+		for _, ev := range a {
+			d := (ev.off >> shift) & mask
+			b[count[d]] = ev
+			count[d]++
+		}
+		a, b = b, a
+	}
+	return a
+}
+
+// maxDigitBits bounds a radix digit so the counts stay in L1 cache.
+const maxDigitBits = 12
+
+func prefixSums(count []int) {
+	sum := 0
+	for d, c := range count {
+		count[d] = sum
+		sum += c
+	}
+}
