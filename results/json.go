@@ -1,20 +1,25 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// JSON encodes d with two-space indentation and a trailing newline. Equal
-// documents give identical bytes.
+// JSON encodes d with two-space indentation and a trailing newline, each
+// array of numbers on one line. Equal documents give identical bytes.
 func (d *Document) JSON() ([]byte, error) {
-	out, err := json.MarshalIndent(d, "", "  ")
+	compact, err := json.Marshal(d)
 	if err != nil {
 		return nil, fmt.Errorf("encoding results: %w", err)
 	}
-	return append(out, '\n'), nil
+	var out bytes.Buffer
+	out.Grow(len(compact) + len(compact)/4)
+	indentJSON(&out, compact)
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // WriteJSON writes d to path atomically: the bytes go to a temporary file
