@@ -1,0 +1,5 @@
+//go:build !unix
+
+package storm
+
+func checkFDs(int, bool) error { return nil }
