@@ -426,6 +426,41 @@ func TestSyncCatchesUpFromCursors(t *testing.T) {
 	}
 }
 
+func TestSyncRetriesAfterAnErrorFrame(t *testing.T) {
+	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	tests := []struct {
+		name       string
+		syncErrors int
+		wantSyncs  int              // requests the gateway saw on the first connection
+		wantCursor map[string]int64 // after the first connection's sync
+		wantHeads  map[string]int64
+	}{
+		{"retried until answered", 3, 4, map[string]int64{"a": 2}, map[string]int64{"a": 2}},
+		{"left behind after the retries", 4, 4, map[string]int64{"a": 0}, map[string]int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The gateway waits for the sync to reach the head before the kick,
+			// so the second case is kicked by a client-side drop instead.
+			g := newFakeGateway(t, step{status: 101, then: closeAs, code: protocol.CloseReplaced})
+			g.log["a"] = []protocol.Event{{Seq: 1}, {Seq: 2}}
+			g.syncErrors = tt.syncErrors
+			cfg := Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b}, Conversations: []string{"a"}, SyncTimeout: time.Second}
+			err, _, rec := run(t, cfg)
+			synced := rec.of(EventSynced)
+			if len(synced) == 0 {
+				t.Fatalf("no synced event (Run = %v)", err)
+			}
+			if !reflect.DeepEqual(synced[0].Cursors, tt.wantCursor) || !reflect.DeepEqual(synced[0].Heads, tt.wantHeads) {
+				t.Errorf("cursors %v heads %v, want %v %v", synced[0].Cursors, synced[0].Heads, tt.wantCursor, tt.wantHeads)
+			}
+			if got := len(g.syncRequests()); got != tt.wantSyncs {
+				t.Errorf("gateway saw %d syncs, want %d", got, tt.wantSyncs)
+			}
+		})
+	}
+}
+
 func TestHeartbeatNoticesAHungGateway(t *testing.T) {
 	g := newFakeGateway(t, step{status: 101, then: mute}, acceptThenKick)
 	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})

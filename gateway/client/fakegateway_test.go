@@ -48,8 +48,11 @@ type fakeGateway struct {
 	t        *testing.T
 	id       string
 	srv      *httptest.Server
-	pageSize int                         // events per sync answer
-	log      map[string][]protocol.Event // per conversation, seq 1..n
+	pageSize int // events per sync answer
+	// syncErrors is how many sync requests, from the first, get an error
+	// frame ("sync failed, retry") instead of events.
+	syncErrors int
+	log        map[string][]protocol.Event // per conversation, seq 1..n
 
 	mu    sync.Mutex
 	steps []step
@@ -143,7 +146,7 @@ func (g *fakeGateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // answerSyncs serves sync requests until every conversation of the log has
 // been delivered up to its head, which is when the client stops asking.
 func (g *fakeGateway) answerSyncs(ctx context.Context, conn *websocket.Conn) bool {
-	pending := map[string]bool{}
+	pending, failedInARow := map[string]bool{}, map[string]int{}
 	for conv := range g.log {
 		pending[conv] = true
 	}
@@ -159,7 +162,20 @@ func (g *fakeGateway) answerSyncs(ctx context.Context, conn *websocket.Conn) boo
 		}
 		g.mu.Lock()
 		g.syncs = append(g.syncs, req)
+		failed := len(g.syncs) <= g.syncErrors
 		g.mu.Unlock()
+		if failed {
+			// After maxSyncRetries+1 failed answers in a row the client
+			// leaves the conversation behind and stops asking.
+			if failedInARow[req.Conv]++; failedInARow[req.Conv] > maxSyncRetries {
+				delete(pending, req.Conv)
+			}
+			b, _ := json.Marshal(protocol.Error{T: protocol.TypeError, Message: "sync failed, retry"})
+			if conn.Write(ctx, websocket.MessageText, b) != nil {
+				return false
+			}
+			continue
+		}
 		all := g.log[req.Conv]
 		page := []protocol.Event{}
 		for _, e := range all {

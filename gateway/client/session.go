@@ -14,9 +14,12 @@ import (
 	"stormsim/gateway/protocol"
 )
 
-// maxSyncPages bounds the sync requests per conversation and connect, in
-// case a gateway keeps answering with a head it never delivers.
-const maxSyncPages = 10_000
+// Bounds of one connect's sync, per conversation: pages, in case a gateway
+// keeps announcing a head it never delivers, and retries after error frames.
+const (
+	maxSyncPages   = 10_000
+	maxSyncRetries = 3
+)
 
 // frame is any server frame: its type, plus the fields of the ones the
 // client reads after the hello.
@@ -98,7 +101,10 @@ func (c *Client) handle(s *session, f frame, st *connState) {
 	}
 }
 
-// sync brings every conversation up to its head, page by page.
+// sync brings every conversation up to its head, page by page. An error
+// frame in answer ("sync failed, retry") is retried at once, at most
+// maxSyncRetries times per conversation; then that conversation stays
+// behind and the next one is synced.
 func (c *Client) sync(ctx context.Context, s *session, st *connState) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.SyncTimeout)
 	defer cancel()
@@ -106,22 +112,22 @@ func (c *Client) sync(ctx context.Context, s *session, st *connState) error {
 	convs := slices.Sorted(maps.Keys(c.cursors))
 	c.mu.Unlock()
 	for _, conv := range convs {
+		failures := 0
 		for page := 0; page < maxSyncPages; page++ {
 			after := c.Cursors()[conv]
 			req, _ := json.Marshal(protocol.Sync{T: protocol.TypeSync, Conv: conv, After: after})
 			if err := s.conn.Write(ctx, websocket.MessageText, req); err != nil {
 				return err
 			}
-			var f frame
-			for {
-				var err error
-				if f, err = readFrame(ctx, s.conn); err != nil {
-					return err
-				}
-				if f.T == protocol.TypeEvents && f.Conv == conv {
+			f, err := c.awaitAnswer(ctx, s, st, conv)
+			if err != nil {
+				return err
+			}
+			if f.T == protocol.TypeError {
+				if failures++; failures > maxSyncRetries {
 					break
 				}
-				c.handle(s, f, st)
+				continue
 			}
 			if c.absorb(f) <= after || c.Cursors()[conv] >= f.Head {
 				break // caught up, or the gateway has nothing more to give
@@ -129,6 +135,21 @@ func (c *Client) sync(ctx context.Context, s *session, st *connState) error {
 		}
 	}
 	return nil
+}
+
+// awaitAnswer reads until the answer to a sync of conv: its events, or an
+// error frame. Other frames are handled as they come.
+func (c *Client) awaitAnswer(ctx context.Context, s *session, st *connState, conv string) (frame, error) {
+	for {
+		f, err := readFrame(ctx, s.conn)
+		if err != nil {
+			return f, err
+		}
+		c.handle(s, f, st)
+		if f.T == protocol.TypeError || (f.T == protocol.TypeEvents && f.Conv == conv) {
+			return f, nil
+		}
+	}
 }
 
 // absorb moves conv's cursor past the events of f and records its head; it

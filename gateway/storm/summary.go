@@ -240,10 +240,11 @@ func pad(s []int64, n int) []int64 {
 	return out
 }
 
-// atHead reports whether a sync left every conversation's cursor at its head.
+// atHead reports whether a sync left every conversation's cursor at its
+// head; a conversation whose head never arrived is not.
 func atHead(ev client.Event) bool {
-	for conv, head := range ev.Heads {
-		if ev.Cursors[conv] < head {
+	for conv, cursor := range ev.Cursors {
+		if head, ok := ev.Heads[conv]; !ok || cursor < head {
 			return false
 		}
 	}
