@@ -19,13 +19,14 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	step := niceStep((hi - lo) / 6)
+	biggest := math.Max(math.Abs(lo), math.Abs(hi))
 	var ticks []plot.Tick
 	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
 		v := k * step
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: formatTick(v, step)})
+		ticks = append(ticks, plot.Tick{Value: v, Label: formatTick(v, step, biggest)})
 	}
 	return ticks
 }
@@ -41,13 +42,16 @@ func niceStep(raw float64) float64 {
 	return 10 * mag
 }
 
-// formatTick writes v with as many decimals as step needs, and with a k or
-// M suffix from 10,000 up so that wide labels do not crowd the axis.
-func formatTick(v, step float64) string {
-	switch a := math.Abs(v); {
-	case a >= 1e7 || (a >= 1e6 && step >= 1e5):
+// formatTick writes v with as many decimals as step needs. On an axis
+// reaching 10,000 (biggest is its largest magnitude) every label takes a k
+// or M suffix, so that wide labels do not crowd it and all read alike.
+func formatTick(v, step, biggest float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case biggest >= 1e7:
 		return trimFloat(v/1e6, decimalsFor(step/1e6)) + "M"
-	case a >= 1e4:
+	case biggest >= 1e4:
 		return trimFloat(v/1e3, decimalsFor(step/1e3)) + "k"
 	}
 	return trimFloat(v, decimalsFor(step))

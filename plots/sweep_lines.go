@@ -1,0 +1,165 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// WriteLines draws the metric against one swept axis, one line per group
+// (with its interval as error bars when given), into dir/File.{png,svg}.
+func (s Sweep) WriteLines(dir string, x SweepAxis, lines []SweepLine, opt Options) ([]string, error) {
+	if err := s.check(dir); err != nil {
+		return nil, err
+	}
+	if err := x.validate("x"); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("plots: %s: no lines to draw", s.File)
+	}
+	for _, l := range lines {
+		if len(l.Values) != len(x.Values) || (l.Lo != nil && len(l.Lo) != len(x.Values)) || (l.Hi != nil && len(l.Hi) != len(x.Values)) {
+			return nil, fmt.Errorf("plots: %s: line %q needs %d values (and lo/hi, if given), one per axis value (got %d, %d, %d)",
+				s.File, l.Group, len(x.Values), len(l.Values), len(l.Lo), len(l.Hi))
+		}
+	}
+	var all [][]float64
+	for _, l := range lines {
+		all = append(all, l.Values)
+	}
+	var f float64
+	s.Metric, f = s.Metric.readable(all...)
+	conv := make([]SweepLine, len(lines))
+	for i, l := range lines {
+		conv[i] = SweepLine{Group: l.Group, Values: scaled(l.Values, f), Lo: scaled(l.Lo, f), Hi: scaled(l.Hi, f)}
+	}
+	return s.linesFigure(x, conv, opt.withDefaults()).save(dir, s.File, opt)
+}
+
+func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure {
+	xa := scale{min: minOf(x.Values), max: maxOf(x.Values)}
+	if x.Log && xa.min > 0 {
+		xa = scale{log: true, floor: xa.min, min: xa.min, max: xa.max}
+	}
+	var all [][]float64
+	for _, l := range lines {
+		all = append(all, l.Values, l.Lo, l.Hi)
+	}
+	ya := valueAxis(all)
+
+	p := newPlot(x.label(), s.Metric.label())
+	addGrid(p)
+	f := &figure{caption: s.Caption}
+	var flat []float64
+	var where []string
+	for li, l := range lines {
+		c := seriesColor(li)
+		var pts plotter.XYs
+		var segs []plotter.XYs
+		for i, v := range l.Values {
+			if !finite(v) {
+				if len(pts) > 0 {
+					segs = append(segs, pts)
+					pts = nil
+				}
+				continue
+			}
+			pts = append(pts, xa.xy(ya, x.Values[i], v))
+			flat = append(flat, v)
+			w := x.at(i)
+			if l.Group != "" {
+				w += " (" + l.Group + ")"
+			}
+			where = append(where, w)
+			if l.Lo != nil && l.Hi != nil && finite(l.Lo[i]) && finite(l.Hi[i]) {
+				at := xa.xy(ya, x.Values[i], v)
+				p.Add(&plotter.YErrorBars{
+					XYs:       plotter.XYs{at},
+					YErrors:   plotter.YErrors{{Low: at.Y - ya.to(l.Lo[i]), High: ya.to(l.Hi[i]) - at.Y}},
+					LineStyle: lineStyle(c, vg.Points(1), nil),
+					CapWidth:  vg.Points(5),
+				})
+			}
+		}
+		if len(pts) > 0 {
+			segs = append(segs, pts)
+		}
+		sty := lineStyle(c, vg.Points(1.6), nil)
+		glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		var thumb *plotter.Line
+		for _, seg := range segs {
+			l := &plotter.Line{XYs: seg, LineStyle: sty}
+			p.Add(l, &plotter.Scatter{XYs: seg, GlyphStyle: glyph})
+			thumb = l
+		}
+		if l.Group != "" && thumb != nil {
+			f.legend = append(f.legend, legendItem{l.Group, thumb})
+		}
+	}
+	f.title = s.Metric.bestTitle(flat, func(i int) string { return where[i] })
+	xa.apply(&p.X)
+	ya.apply(&p.Y)
+	if len(x.Values) <= 12 {
+		// One labelled tick per swept value.
+		ticks := make(plot.ConstantTicks, len(x.Values))
+		for i, l := range x.tickLabels() {
+			ticks[i] = plot.Tick{Value: xa.to(x.Values[i]), Label: l}
+		}
+		p.X.Tick.Marker = ticks
+	}
+	pad := (xa.to(xa.max) - xa.to(xa.min)) * 0.04
+	if pad == 0 {
+		pad = 0.5
+	}
+	p.X.Min, p.X.Max = xa.to(xa.min)-pad, xa.to(xa.max)+pad
+	if x.Log {
+		p.X.Label.Text += ", log scale"
+	}
+	if ya.log {
+		p.Y.Label.Text += ", log scale"
+	}
+	f.body = plotBody(p)
+	return f
+}
+
+// valueAxis covers metric values (NaN skipped): a count axis when none is
+// negative, else a padded linear range.
+func valueAxis(series [][]float64) scale {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s {
+			if finite(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return scale{min: 0, max: 1}
+	}
+	if lo >= 0 {
+		return newCountAxis(series)
+	}
+	pad := (hi - lo) * 0.08
+	return scale{min: lo - pad, max: hi + pad}
+}
+
+func minOf(v []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range v {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
