@@ -214,15 +214,16 @@ func (c *Client) connect(ctx context.Context, round int, kind RoundKind, previou
 // pick returns the gateway of the next attempt.
 func (c *Client) pick(p Pick) string {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	gateways, next := c.gateways, c.next
+	c.mu.Unlock()
 	if c.cfg.Choose != nil {
-		p.Gateways = c.gateways
+		p.Gateways = gateways // SetGateways replaces the slice, never edits it
 		return c.cfg.Choose(p)
 	}
-	if len(c.gateways) == 0 {
+	if len(gateways) == 0 {
 		return ""
 	}
-	return c.gateways[c.next]
+	return gateways[next]
 }
 
 // failed moves the round-robin past url if url is still the next gateway

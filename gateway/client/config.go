@@ -77,7 +77,8 @@ type Config struct {
 	SyncTimeout time.Duration
 	// PingEvery, if > 0, makes the client ping the gateway this often and
 	// drop the connection when a pong takes longer than PingTimeout
-	// (default PingEvery): the only way to notice a hung gateway.
+	// (default PingEvery): the only way to notice a hung gateway. The
+	// interval is slept on Clock, so use it with a real clock.
 	PingEvery, PingTimeout time.Duration
 	// MaxConflicts is how many consecutive 409s the client retries (each
 	// with the counter one higher) before Run fails with ErrConflict.

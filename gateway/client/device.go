@@ -97,6 +97,13 @@ func (c *FileCounter) Next() (int64, error) {
 	if err := os.Rename(tmp.Name(), c.path); err != nil {
 		return 0, err
 	}
+	// Make the rename itself durable; not every file system supports
+	// syncing a directory, and the value is already safe on those that
+	// order metadata, so a failure here is not an error.
+	if dir, err := os.Open(filepath.Dir(c.path)); err == nil {
+		dir.Sync()
+		dir.Close()
+	}
 	c.n = n
 	return n, nil
 }
