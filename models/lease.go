@@ -1,6 +1,10 @@
 package models
 
-import "time"
+import (
+	"time"
+
+	"stormsim/policies"
+)
 
 // MinLeasePeriod is the shortest lease loop period: below it renewals would
 // dominate the database's write load for no gain in reclaim time.
@@ -22,4 +26,60 @@ func LeasePeriod(lease, ping time.Duration) time.Duration {
 // sweep after expiry: [duration - renew, duration + sweep].
 func ReclaimBound(duration, renew, sweep time.Duration) (lo, hi time.Duration) {
 	return duration - renew, duration + sweep
+}
+
+// LeaseSpec is the gateways' liveness lease and the sweep that reclaims a
+// dead gateway's routes.
+type LeaseSpec struct {
+	Duration   time.Duration `yaml:"duration"`    // lease length
+	RenewEvery time.Duration `yaml:"renew_every"` // default LeasePeriod(duration, ping)
+	SweepEvery time.Duration `yaml:"sweep_every"` // default renew_every (one loop does both)
+}
+
+// Validate checks the spec and fills in defaults; ping is the heartbeat
+// interval (0 if none).
+func (l *LeaseSpec) Validate(ping time.Duration) error {
+	if l.Duration <= 0 {
+		return &policies.ParamError{Key: "duration", Problem: "must be > 0", Got: l.Duration}
+	}
+	if l.RenewEvery < 0 || l.SweepEvery < 0 {
+		return &policies.ParamError{Key: "renew_every", Problem: "periods must be >= 0", Got: l.RenewEvery}
+	}
+	if l.RenewEvery == 0 {
+		l.RenewEvery = LeasePeriod(l.Duration, ping)
+	}
+	if l.SweepEvery == 0 {
+		l.SweepEvery = l.RenewEvery
+	}
+	if l.RenewEvery > l.Duration {
+		return &policies.ParamError{Key: "renew_every", Problem: "must be <= duration, or a live gateway's lease lapses", Got: l.RenewEvery}
+	}
+	return nil
+}
+
+// Reclaim is when the first surviving gateway's sweep deletes the routes of
+// the gateway that died at t = 0. Its last renew happened at a uniformly
+// random phase in (-renew, 0], so the lease expires at E = duration - phase;
+// survivor g (1..survivors) sweeps at psi_g + k*sweep for every integer k,
+// psi_g uniform in [0, sweep), and deletes at its first sweep strictly after
+// E. The result lies in (duration - renew, duration + sweep].
+func (l *LeaseSpec) Reclaim(seed uint64, survivors int) time.Duration {
+	expiry := l.Duration - policies.UniformDuration(policies.Draw(seed, 0, 0, policies.StreamPhase), l.RenewEvery)
+	best := time.Duration(-1)
+	for g := 1; g <= max(survivors, 1); g++ {
+		psi := policies.UniformDuration(policies.Draw(seed, uint64(g), 1, policies.StreamPhase), l.SweepEvery)
+		k := floorDiv(expiry-psi, l.SweepEvery) + 1
+		if at := psi + time.Duration(k)*l.SweepEvery; best < 0 || at < best {
+			best = at
+		}
+	}
+	return best
+}
+
+func floorDiv(a, b time.Duration) int64 {
+	q := int64(a / b)
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }

@@ -25,6 +25,8 @@ const (
 	StreamBalancer                    // which gateway a random balancer picks
 	StreamGoaway                      // when a draining gateway tells the client
 	StreamPhase                       // lease renew and sweep phases (client = gateway index)
+	StreamServerTime                  // server time of an attempt
+	StreamHealthCheck                 // a balancer's health-check phase
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64

@@ -25,6 +25,26 @@ type Scenario struct {
 	Policies      []policies.Spec      `yaml:"policies"`
 	Metrics       Metrics              `yaml:"metrics"`
 	Replications  int                  `yaml:"replications"` // seeds seed, seed+1, ...; 0 means 1
+
+	// Failure and load models; each is optional and absent means off.
+	Failure     *models.FailureSpec   `yaml:"failure"`      // what happens to the gateway at t = 0 (default crash)
+	Detection   *models.DetectionSpec `yaml:"detection"`    // how clients notice (default: at disconnect.at)
+	Lease       *models.LeaseSpec     `yaml:"lease"`        // lease and sweep: reclaim time and stale routes
+	Delivery    string                `yaml:"delivery"`     // "presence" (default) or "route_directed"
+	Network     *models.NetworkSpec   `yaml:"network"`      // handshake latency
+	Gateways    *models.PoolSpec      `yaml:"gateways"`     // a pool behind a load balancer
+	Database    *models.DatabaseSpec  `yaml:"database"`     // database work per reconnect
+	DrainPolicy *policies.Spec        `yaml:"drain_policy"` // reconnect policy after a goaway (default: the policy under test)
+	ThenDrain   *DrainPhase           `yaml:"then_drain"`   // afterwards, drain the survivor to a fresh gateway
+}
+
+// DrainPhase is a planned drain that follows the storm, as in the seed's
+// lab: once everyone is back, the surviving gateway is drained (SIGTERM) and
+// its clients move to a fresh gateway.
+type DrainPhase struct {
+	Grace     time.Duration         `yaml:"grace"`     // default 3s
+	Spread    bool                  `yaml:"spread"`    // goaways spread over grace
+	Admission *models.AdmissionSpec `yaml:"admission"` // the fresh gateway's; default the scenario's
 }
 
 // Disconnect says when clients notice the drop.
@@ -94,6 +114,9 @@ func (s *Scenario) Resolve() error {
 		}
 		seen[b.Spec.Label] = true
 	}
+	if err := s.resolveModels(); err != nil {
+		return err
+	}
 	if s.Metrics.Window < 0 {
 		return &FieldError{Path: "metrics.window", Problem: "must be > 0", Got: s.Metrics.Window}
 	}
@@ -116,4 +139,75 @@ func prefixed(prefix string, err error) error {
 		return &FieldError{Path: prefix + "." + fe.Path, Problem: fe.Problem, Got: fe.Got}
 	}
 	return &FieldError{Path: prefix, Problem: err.Error(), Got: "?"}
+}
+
+func (s *Scenario) resolveModels() error {
+	if s.Failure != nil {
+		if err := s.Failure.Validate(); err != nil {
+			return prefixed("failure", err)
+		}
+	}
+	ping := time.Duration(0)
+	if s.Detection != nil {
+		if err := s.Detection.Validate(); err != nil {
+			return prefixed("detection", err)
+		}
+		ping = s.Detection.Ping
+	}
+	if s.Failure != nil && s.Failure.Kind == "hang" && (s.Detection == nil || s.Detection.Kind != "heartbeat") {
+		return &FieldError{Path: "detection.kind", Problem: "a hung gateway sends no RST: failure kind hang needs heartbeat detection", Got: detectionKind(s.Detection)}
+	}
+	if s.Lease != nil {
+		if err := s.Lease.Validate(ping); err != nil {
+			return prefixed("lease", err)
+		}
+	}
+	switch s.Delivery {
+	case "", "presence", "route_directed":
+	default:
+		return &FieldError{Path: "delivery", Problem: "must be presence or route_directed", Got: s.Delivery}
+	}
+	if s.Network != nil {
+		if err := s.Network.Validate(); err != nil {
+			return prefixed("network", err)
+		}
+	}
+	if s.Gateways != nil {
+		if err := s.Gateways.Validate(s.Clients); err != nil {
+			return prefixed("gateways", err)
+		}
+	}
+	if s.Database != nil {
+		if err := s.Database.Validate(); err != nil {
+			return prefixed("database", err)
+		}
+	}
+	if s.DrainPolicy != nil {
+		b, err := policies.New(*s.DrainPolicy)
+		if err != nil {
+			return prefixed("drain_policy", err)
+		}
+		*s.DrainPolicy = b.Spec
+	}
+	if d := s.ThenDrain; d != nil {
+		if d.Grace < 0 {
+			return &FieldError{Path: "then_drain.grace", Problem: "must be >= 0", Got: d.Grace}
+		}
+		if d.Grace == 0 {
+			d.Grace = models.DefaultDrainGrace
+		}
+		if d.Admission != nil {
+			if err := d.Admission.Validate(); err != nil {
+				return prefixed("then_drain.admission", err)
+			}
+		}
+	}
+	return nil
+}
+
+func detectionKind(d *models.DetectionSpec) string {
+	if d == nil {
+		return "none"
+	}
+	return d.Kind
 }

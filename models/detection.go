@@ -1,0 +1,88 @@
+package models
+
+import (
+	"time"
+
+	"stormsim/policies"
+)
+
+// DetectionSpec is how a client notices that its gateway failed.
+//
+//   - reset: the client sees a TCP RST after Delay (fixed or random);
+//   - heartbeat: the client notices when its idle timer fires, at a uniformly
+//     random time in [idle - ping, idle) after the failure, since its last
+//     ping arrived at a uniformly random phase within one ping interval.
+//
+// A hung gateway keeps its sockets open, so only heartbeat detects it.
+type DetectionSpec struct {
+	Kind  string        `yaml:"kind"`  // "reset" or "heartbeat"
+	Delay Distribution  `yaml:"delay"` // reset: time until the RST is seen
+	Ping  time.Duration `yaml:"ping"`  // heartbeat: ping interval
+	Idle  time.Duration `yaml:"idle"`  // heartbeat: silence after which the client gives up
+}
+
+// Validate checks the spec.
+func (d *DetectionSpec) Validate() error {
+	switch d.Kind {
+	case "reset":
+		if err := d.Delay.Validate(); err != nil {
+			return prefixParam("delay", err)
+		}
+	case "heartbeat":
+		if d.Ping <= 0 {
+			return &policies.ParamError{Key: "ping", Problem: "must be > 0", Got: d.Ping}
+		}
+		if d.Idle < d.Ping {
+			return &policies.ParamError{Key: "idle", Problem: "must be >= ping (" + d.Ping.String() + ")", Got: d.Idle}
+		}
+	default:
+		return &policies.ParamError{Key: "kind", Problem: "must be reset or heartbeat", Got: d.Kind}
+	}
+	return nil
+}
+
+// NoticeDelay is how long after the failure client c notices it.
+func (d *DetectionSpec) NoticeDelay(seed, c uint64) time.Duration {
+	u := policies.Draw(seed, c, 0, policies.StreamDetection)
+	if d.Kind == "heartbeat" {
+		return d.Idle - d.Ping + policies.UniformDuration(u, d.Ping)
+	}
+	return d.Delay.Sample(u)
+}
+
+// FailureSpec is what happens to the gateway that goes away at t = 0.
+type FailureSpec struct {
+	Kind   string        `yaml:"kind"`   // "crash" (default), "hang" or "drain"
+	Grace  time.Duration `yaml:"grace"`  // drain: longest wait for connections to leave (default 3s)
+	Spread bool          `yaml:"spread"` // drain: goaways spread uniformly over grace, not all at t = 0
+}
+
+// DefaultDrainGrace is the seed's drain grace period.
+const DefaultDrainGrace = 3 * time.Second
+
+// Validate checks the spec and fills in defaults.
+func (f *FailureSpec) Validate() error {
+	switch f.Kind {
+	case "":
+		f.Kind = "crash"
+	case "crash", "hang":
+	case "drain":
+		if f.Grace < 0 {
+			return &policies.ParamError{Key: "grace", Problem: "must be >= 0", Got: f.Grace}
+		}
+		if f.Grace == 0 {
+			f.Grace = DefaultDrainGrace
+		}
+	default:
+		return &policies.ParamError{Key: "kind", Problem: "must be crash, hang or drain", Got: f.Kind}
+	}
+	return nil
+}
+
+// GoawayAt is when the draining gateway tells client c to leave.
+func (f *FailureSpec) GoawayAt(seed, c uint64) time.Duration {
+	if !f.Spread {
+		return 0
+	}
+	return policies.UniformDuration(policies.Draw(seed, c, 0, policies.StreamGoaway), f.Grace)
+}

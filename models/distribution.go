@@ -1,0 +1,94 @@
+package models
+
+import (
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"stormsim/policies"
+)
+
+// Distribution is a configured random duration: fixed, uniform or lognormal.
+// Samples come from the counter-based draws by inverse transform, so they
+// depend only on (seed, client, attempt) like every other draw.
+type Distribution struct {
+	Dist   string        `yaml:"dist"`   // "fixed" (default), "uniform" or "lognormal"
+	Value  time.Duration `yaml:"value"`  // fixed: the duration
+	Min    time.Duration `yaml:"min"`    // uniform: lower end, inclusive
+	Max    time.Duration `yaml:"max"`    // uniform: upper end, exclusive
+	Median time.Duration `yaml:"median"` // lognormal: exp(mu)
+	Sigma  float64       `yaml:"sigma"`  // lognormal: standard deviation of ln(duration)
+	Cap    time.Duration `yaml:"cap"`    // lognormal: largest sample (default 100 * median)
+}
+
+// Validate checks the distribution's parameters.
+func (d *Distribution) Validate() error {
+	switch d.Dist {
+	case "", "fixed":
+		if d.Value < 0 {
+			return &policies.ParamError{Key: "value", Problem: "must be >= 0", Got: d.Value}
+		}
+	case "uniform":
+		if d.Min < 0 || d.Max <= d.Min {
+			return &policies.ParamError{Key: "max", Problem: "must be > min >= 0", Got: d.Max}
+		}
+	case "lognormal":
+		if d.Median <= 0 {
+			return &policies.ParamError{Key: "median", Problem: "must be > 0", Got: d.Median}
+		}
+		if !(d.Sigma > 0) || d.Sigma > 5 {
+			return &policies.ParamError{Key: "sigma", Problem: "must be in (0, 5]", Got: d.Sigma}
+		}
+		if d.Cap < 0 || (d.Cap > 0 && d.Cap < d.Median) {
+			return &policies.ParamError{Key: "cap", Problem: "must be >= median", Got: d.Cap}
+		}
+	default:
+		return &policies.ParamError{Key: "dist", Problem: "must be fixed, uniform or lognormal", Got: d.Dist}
+	}
+	return nil
+}
+
+// IsZero reports whether the distribution always gives 0.
+func (d *Distribution) IsZero() bool {
+	return d == nil || ((d.Dist == "" || d.Dist == "fixed") && d.Value == 0)
+}
+
+// Sample maps 64 random bits to a duration of the distribution.
+func (d *Distribution) Sample(u uint64) time.Duration {
+	switch d.Dist {
+	case "uniform":
+		return d.Min + policies.UniformDuration(u, d.Max-d.Min)
+	case "lognormal":
+		// Inverse transform through gonum; p is kept inside (0, 1).
+		p := (float64(u>>11) + 0.5) / (1 << 53)
+		ln := distuv.LogNormal{Mu: math.Log(float64(d.Median)), Sigma: d.Sigma}
+		return min(time.Duration(math.Round(ln.Quantile(p))), d.Upper())
+	}
+	return d.Value
+}
+
+// Upper bounds every sample.
+func (d *Distribution) Upper() time.Duration {
+	switch d.Dist {
+	case "uniform":
+		return d.Max
+	case "lognormal":
+		if d.Cap > 0 {
+			return d.Cap
+		}
+		return 100 * d.Median
+	}
+	return d.Value
+}
+
+// Mean is the distribution's mean (lognormal: median * exp(sigma^2/2), ignoring the cap).
+func (d *Distribution) Mean() time.Duration {
+	switch d.Dist {
+	case "uniform":
+		return (d.Min + d.Max) / 2
+	case "lognormal":
+		return time.Duration(float64(d.Median) * math.Exp(d.Sigma*d.Sigma/2))
+	}
+	return d.Value
+}

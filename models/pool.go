@@ -1,0 +1,88 @@
+package models
+
+import (
+	"time"
+
+	"stormsim/policies"
+)
+
+// PoolSpec is a pool of gateways behind a load balancer. Gateway 0 is the
+// one that fails; gateways 1..count-1 survive, each with its own admission.
+// Until the balancer's health check notices the failure, it keeps sending
+// some attempts to gateway 0, which fail fast (refused, or 503 if draining).
+type PoolSpec struct {
+	Count       int            `yaml:"count"`        // gateways, the failed one included (>= 2)
+	Admission   *AdmissionSpec `yaml:"admission"`    // per surviving gateway; default the scenario's admission
+	Balancer    string         `yaml:"balancer"`     // "random" (default), "round_robin" or "least_connections"
+	HealthCheck time.Duration  `yaml:"health_check"` // probe interval; one failed probe marks a gateway down; 0 = at once
+	Connections int            `yaml:"connections"`  // connections each survivor already holds; default the clients
+}
+
+// Balancer kinds.
+const (
+	BalancerRandom           = "random"
+	BalancerRoundRobin       = "round_robin"
+	BalancerLeastConnections = "least_connections"
+)
+
+// Validate checks the spec and fills in defaults.
+func (p *PoolSpec) Validate(clients int) error {
+	if p.Count < 2 || p.Count > 1024 {
+		return &policies.ParamError{Key: "count", Problem: "must be in [2, 1024] (the failed gateway and its survivors)", Got: p.Count}
+	}
+	if p.Admission != nil {
+		if err := p.Admission.Validate(); err != nil {
+			return prefixParam("admission", err)
+		}
+	}
+	switch p.Balancer {
+	case "":
+		p.Balancer = BalancerRandom
+	case BalancerRandom, BalancerRoundRobin, BalancerLeastConnections:
+	default:
+		return &policies.ParamError{Key: "balancer", Problem: "must be random, round_robin or least_connections", Got: p.Balancer}
+	}
+	if p.HealthCheck < 0 {
+		return &policies.ParamError{Key: "health_check", Problem: "must be >= 0", Got: p.HealthCheck}
+	}
+	if p.Connections == 0 {
+		p.Connections = clients
+	}
+	return nil
+}
+
+// DownAt is when the balancer stops sending attempts to the failed gateway:
+// its first probe strictly after t = 0, probes running every health_check at
+// a uniformly random phase.
+func (p *PoolSpec) DownAt(seed uint64) time.Duration {
+	if p.HealthCheck == 0 {
+		return 0
+	}
+	phase := policies.UniformDuration(policies.Draw(seed, 0, 0, policies.StreamHealthCheck), p.HealthCheck)
+	if phase == 0 {
+		return p.HealthCheck
+	}
+	return phase
+}
+
+// DatabaseSpec is the database work a reconnect causes: one route claim and
+// a sync that reads rows_per_sync rows.
+type DatabaseSpec struct {
+	RowsPerSync    int     `yaml:"rows_per_sync"`     // rows read by one reconnect's sync (the seed: 25)
+	ClaimCost      int     `yaml:"claim_cost"`        // statements per route claim (default 1)
+	ReadBudgetPerS float64 `yaml:"read_budget_per_s"` // sustainable sync reads, rows/s; 0 = none
+}
+
+// Validate checks the spec and fills in defaults.
+func (d *DatabaseSpec) Validate() error {
+	if d.RowsPerSync == 0 {
+		d.RowsPerSync = 25
+	}
+	if d.ClaimCost == 0 {
+		d.ClaimCost = 1
+	}
+	if d.ReadBudgetPerS < 0 {
+		return &policies.ParamError{Key: "read_budget_per_s", Problem: "must be >= 0", Got: d.ReadBudgetPerS}
+	}
+	return nil
+}
