@@ -35,7 +35,7 @@ func (c *countingStore) ClaimRoute(ctx context.Context, cl store.Claim) (store.C
 func TestHandshakeRejections(t *testing.T) {
 	s, _ := setup(t, 3)
 	counting := &countingStore{Handshakes: s}
-	p := startInproc(t, testConfig("gw-hs"), gateway.Deps{Handshakes: counting, Leases: s, Kicks: s})
+	p := startInproc(t, testConfig("gw-hs"), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
 	ctx := context.Background()
 
 	// u-000-d1 holds a route at attempt 5, so attempt 4 is stale.
@@ -109,7 +109,7 @@ func TestHandshakeRejections(t *testing.T) {
 // connection with 4001 and the route moves to the new one.
 func TestHelloAndLocalReplacement(t *testing.T) {
 	s, _ := setup(t, 1)
-	p := startInproc(t, testConfig("gw-one"), depsOf(s))
+	p := startInproc(t, testConfig("gw-one"), depsOf(t, s))
 	ctx := context.Background()
 	old, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
 	if err != nil {

@@ -76,10 +76,11 @@ type inproc struct {
 	done   chan error
 }
 
-// testConfig is a short-lease configuration for tests: period 100ms.
+// testConfig is the configuration of in-process tests that do not test the
+// lease itself: the seed's 1.5s lease (tolerant of a loaded machine under
+// -race) with a 100ms period.
 func testConfig(id string) gateway.Config {
 	cfg := gateway.DefaultConfig(id)
-	cfg.Lease = 400 * time.Millisecond
 	cfg.Ping = 100 * time.Millisecond
 	cfg.Idle = 2 * time.Second
 	cfg.DrainGrace = 2 * time.Second
@@ -103,7 +104,16 @@ func startInproc(t testing.TB, cfg gateway.Config, deps gateway.Deps) *inproc {
 	p := &inproc{g: g, addr: ln.Addr().String(), logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- g.Run(ctx, ln) }()
 	waitFor(t, 10*time.Second, "listening", func() bool { return len(logs.events("listening")) > 0 })
-	t.Cleanup(func() { p.stop(t) })
+	t.Cleanup(func() {
+		p.stop(t)
+		if t.Failed() {
+			for _, e := range logs.events("") {
+				if e["level"] != "INFO" || e["msg"] == "lease_regained" || e["msg"] == "sweep_paused" {
+					t.Logf("%s: %v", cfg.ID, e)
+				}
+			}
+		}
+	})
 	return p
 }
 
@@ -120,7 +130,23 @@ func (p *inproc) stop(t testing.TB) error {
 	}
 }
 
-func depsOf(s *store.PG) gateway.Deps { return gateway.Deps{Handshakes: s, Leases: s, Kicks: s} }
+// depsOf wires s for handshakes and kicks and a separate small pool for
+// leases, as cmd/gateway does.
+func depsOf(t testing.TB, s *store.PG) gateway.Deps {
+	return gateway.Deps{Handshakes: s, Leases: leasePool(t, s), Kicks: s}
+}
+
+func leasePool(t testing.TB, s *store.PG) *store.PG {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := store.Open(ctx, pgtest.URL(t), store.Options{Schema: s.Schema(), AppName: "test-lease", MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
 
 // setup returns a migrated store in a fresh schema with n devices.
 func setup(t testing.TB, devices int) (*store.PG, string) {

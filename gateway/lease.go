@@ -65,7 +65,8 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	}
 }
 
-// renew extends the lease. The local lease clock starts when the renew is
+// renew extends the lease; it may take up to half a lease (the loop then
+// skips ticks) before it counts as failed. The local lease clock starts when the renew is
 // sent, which is no later than the database's clock_timestamp() in it, so
 // the local view of expiry is never later than the database's. A gap of more
 // than two periods between successful renews is a stall (database outage,
@@ -74,7 +75,7 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 func (g *Gateway) renew(ctx context.Context) bool {
 	s := &g.lease
 	sent := g.mono()
-	rctx, cancel := context.WithTimeout(ctx, g.cfg.Period())
+	rctx, cancel := context.WithTimeout(ctx, g.cfg.Lease/2)
 	err := g.deps.Leases.RenewLease(rctx, g.cfg.ID, g.cfg.Lease)
 	cancel()
 	g.metrics.LeaseRenew.Observe(g.mono() - sent)

@@ -71,6 +71,9 @@ func Open(ctx context.Context, url string, opt Options) (*PG, error) {
 // Close closes the pool.
 func (s *PG) Close() { s.pool.Close() }
 
+// Schema returns the schema given to Open ("" if none).
+func (s *PG) Schema() string { return s.schema }
+
 // Pool exposes the pool for tests and tools that read the tables directly.
 func (s *PG) Pool() *pgxpool.Pool { return s.pool }
 

@@ -1,0 +1,101 @@
+package gateway_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"stormsim/gateway"
+	"stormsim/gateway/protocol"
+	"stormsim/gateway/store"
+)
+
+// TestAdmissionBound is V4 with the seed lab's bucket (40/s, burst 10): 60
+// devices storm one gateway, retrying quickly after every 429. Checks,
+// independent of the bucket's code: in every window [t_i, t_j] spanned by
+// admissions, at most burst + rate*(t_j - t_i) were admitted (the token
+// times come from the "admitted" log lines); every 429 carried Retry-After;
+// the client-side 429 count equals the gateway's counter; and 429s cost no
+// query: the store saw exactly one authentication and one claim per
+// admitted handshake.
+func TestAdmissionBound(t *testing.T) {
+	const devices, rate, burst = 60, 40.0, 10
+	s, _ := setup(t, devices)
+	counting := &countingStore{Handshakes: s}
+	cfg := testConfig("gw-admit")
+	cfg.AdmitRate, cfg.AdmitBurst = rate, burst
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
+
+	var rejected, badRetryAfter atomic.Int64
+	var wg sync.WaitGroup
+	clients := make([]*client, devices)
+	for i := range devices {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(7, uint64(i)))
+			for attempt := int64(1); ; attempt++ {
+				c, resp, err := dial(context.Background(), p.addr, store.DeviceID(i), 0, attempt, true)
+				if err == nil {
+					clients[i] = c
+					return
+				}
+				if status(resp) != protocol.StatusTooManyRequests {
+					t.Errorf("device %d: status %d err %v", i, status(resp), err)
+					return
+				}
+				rejected.Add(1)
+				if resp.Header.Get(protocol.HeaderRetryAfter) != "1" {
+					badRetryAfter.Add(1)
+				}
+				time.Sleep(time.Duration(5+rng.IntN(30)) * time.Millisecond) // faster than Retry-After on purpose
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var tokens []float64 // ms since gateway start
+	for _, e := range p.logs.events("admitted") {
+		tokens = append(tokens, e.num("token_ms"))
+	}
+	sort.Float64s(tokens)
+	if len(tokens) != devices {
+		t.Fatalf("%d admitted log lines, want %d", len(tokens), devices)
+	}
+	worst := 0.0
+	for i := range tokens {
+		for j := i; j < len(tokens); j++ {
+			bound := burst + rate*(tokens[j]-tokens[i])/1000
+			n := float64(j - i + 1)
+			if n > bound+1e-9 {
+				t.Fatalf("%v admitted in [%.3f, %.3f] ms, bound %.3f", n, tokens[i], tokens[j], bound)
+			}
+			worst = max(worst, n/bound)
+		}
+	}
+	per250 := map[int]int{}
+	for _, ms := range tokens {
+		per250[int(ms-tokens[0])/250*250]++
+	}
+	t.Logf("admissions per 250 ms window from the first: %v; %d rejections; tightest window at %.0f%% of its bound", per250, rejected.Load(), 100*worst)
+	m := p.g.Metrics()
+	if badRetryAfter.Load() != 0 {
+		t.Errorf("%d 429s without Retry-After: 1", badRetryAfter.Load())
+	}
+	if got := m.Rejected("429"); got != rejected.Load() || got == 0 {
+		t.Errorf("gateway counted %d 429s, clients saw %d (want equal, > 0)", got, rejected.Load())
+	}
+	if calls := counting.calls.Load(); calls != 2*devices {
+		t.Errorf("%d store queries on the handshake path, want %d (auth + claim per admission only)", calls, 2*devices)
+	}
+	if n, _ := s.RouteCount(context.Background(), "gw-admit"); n != devices {
+		t.Errorf("%d routes, want %d", n, devices)
+	}
+	for _, c := range clients {
+		c.ws.CloseNow()
+	}
+}
