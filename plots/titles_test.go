@@ -1,0 +1,168 @@
+package plots
+
+import (
+	"math"
+	"testing"
+)
+
+// oneRun wraps policies in a run and returns its drawn lines.
+func oneRun(capacity, budget float64, ps ...PolicySeries) []drawn {
+	r := Run{Name: "t", CapacityPerWindow: capacity, DBBudgetRowsPerS: budget, Policies: ps}
+	return flatten([]Run{r})
+}
+
+func TestWorkTitle(t *testing.T) {
+	// The seed article's table: exponential 100,500 attempts and 623,900 ms,
+	// full jitter 5,257 attempts and 4,580 ms: 623900/4580 = 136.2 and
+	// 100500/5257 = 19.1.
+	exp := PolicySeries{Policy: "exponential", WindowMs: 10, AttemptsPerWindow: []float64{100000, 500}, ConvergenceMs: 623900}
+	full := PolicySeries{Policy: "full", WindowMs: 10, AttemptsPerWindow: []float64{5000, 257}, ConvergenceMs: 4580}
+	cases := []struct {
+		name string
+		ps   []PolicySeries
+		want string
+	}{
+		{"two policies", []PolicySeries{exp, full}, "full converges 136× sooner than exponential with 19× fewer attempts"},
+		{"faster costs more", []PolicySeries{
+			{Policy: "none", WindowMs: 1, AttemptsPerWindow: []float64{9200}, ConvergenceMs: 1000},
+			{Policy: "fixed", WindowMs: 1, AttemptsPerWindow: []float64{4000}, ConvergenceMs: 2500},
+		}, "none converges 2.5× sooner than fixed at 2.3× the attempts"},
+		{"one policy", []PolicySeries{full}, "full converges in 4.58 s with 5,257 attempts"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ws []work
+			for _, d := range oneRun(5, 0, c.ps...) {
+				ws = append(ws, workOf(d))
+			}
+			if got := workTitle(ws); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAttemptsTitle(t *testing.T) {
+	// Peaks after the first busy window: 995 and 120 against a capacity of
+	// 5 per window: 199× and 24×.
+	exp := PolicySeries{Policy: "exponential", WindowMs: 10, AttemptsPerWindow: []float64{0, 1000, 0, 995, 5}}
+	full := PolicySeries{Policy: "full", WindowMs: 10, AttemptsPerWindow: []float64{1000, 120, 80}}
+	cases := []struct {
+		name     string
+		capacity float64
+		ps       []PolicySeries
+		want     string
+	}{
+		{"against capacity", 5, []PolicySeries{full, exp}, "After the first window, exponential retries peak at 199× capacity, full at 24×"},
+		{"unlimited", math.Inf(1), []PolicySeries{full, exp}, "After the first window, exponential retries peak at 995 attempts per window, full at 120 attempts per window"},
+		{"one policy", 5, []PolicySeries{full}, "After the first window, full retries peak at 24× capacity"},
+		{"nothing", 5, []PolicySeries{{Policy: "x", WindowMs: 1}}, "No handshake attempts"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ds := oneRun(c.capacity, 0, c.ps...)
+			if got := attemptsTitle([]Run{*ds[0].run}, ds); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestConnectedTitle(t *testing.T) {
+	// 617,500 / 4,210 = 146.7.
+	ds := oneRun(5, 0,
+		PolicySeries{Policy: "exponential", ConnectP99Ms: 617500},
+		PolicySeries{Policy: "full", ConnectP99Ms: 4210},
+	)
+	want := "99% of clients connected after 4.21 s with full, 618 s with exponential (147× longer)"
+	if got := connectedTitle(ds); got != want {
+		t.Errorf("title = %q\nwant    %q", got, want)
+	}
+	if got := connectedTitle(oneRun(5, 0, PolicySeries{Policy: "x"})); got != "No client connected" {
+		t.Errorf("nobody connected: %q", got)
+	}
+}
+
+func TestReclaimTitle(t *testing.T) {
+	bound := [2]float64{1000, 2000}
+	cases := []struct {
+		name  string
+		times []float64
+		want  string
+	}{
+		{"all inside", []float64{1000, 1500, 1600, 2000}, "All 4 reclaim times lie inside the analytic bound [1 s, 2 s] (median 1.5 s)"},
+		{"some outside", []float64{999, 1500, 2001}, "2 of 3 reclaim times fall outside the analytic bound [1 s, 2 s]"},
+		{"one run", []float64{1711}, "Routes reclaimed after 1.71 s, inside the analytic bound [1 s, 2 s]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Run{Reclaim: &Reclaim{TimesMs: c.times, BoundMs: bound}}
+			if got := reclaimTitle([]*Run{r}); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestStaleTitle(t *testing.T) {
+	// 250 ms windows: (10 + 5) routes * 0.25 s = 3.75 route-seconds, gone
+	// after two windows (500 ms); (4 + 4 + 4) * 0.25 = 3.
+	a := PolicySeries{Policy: "a", WindowMs: 250, StaleRoutesPerWindow: []float64{10, 5, 0, 0}}
+	b := PolicySeries{Policy: "b", WindowMs: 250, StaleRoutesPerWindow: []float64{4, 4, 4}}
+	if got, want := staleTitle(oneRun(0, 0, a)), "Up to 10 stale routes, gone after 500 ms: 3.75 route-seconds with a"; got != want {
+		t.Errorf("title = %q\nwant    %q", got, want)
+	}
+	if got, want := staleTitle(oneRun(0, 0, b, a)), "Stale routes add up to 3.75 route-seconds with a, 3 with b"; got != want {
+		t.Errorf("title = %q\nwant    %q", got, want)
+	}
+}
+
+func TestDatabaseTitle(t *testing.T) {
+	// Budget 25,000 rows/s; 50,000 in two 250 ms windows is 2× for 500 ms.
+	over := PolicySeries{Policy: "none", WindowMs: 250, DBRowsPerS: []float64{50000, 50000, 1000}}
+	under := PolicySeries{Policy: "full", WindowMs: 250, DBRowsPerS: []float64{20000, 10000}}
+	cases := []struct {
+		name   string
+		budget float64
+		ps     []PolicySeries
+		want   string
+	}{
+		{"over budget", 25000, []PolicySeries{under, over}, "Database reads peak at 2.0× the 25,000 rows/s budget with none, above it for 500 ms"},
+		{"within budget", 25000, []PolicySeries{under}, "Database reads stay within the 25,000 rows/s budget: peak 80% of it with full"},
+		{"no budget", 0, []PolicySeries{under, over}, "Database reads peak at 50,000 rows/s with none, 20,000 with full"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := databaseTitle(oneRun(0, c.budget, c.ps...)); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSweepBestTitle(t *testing.T) {
+	x := SweepAxis{Name: "lease.duration", Unit: "ms", Values: []float64{500, 1000}, Labels: []string{"500ms", "1s"}}
+	where := func(i int) string { return x.at(i) }
+	cases := []struct {
+		name   string
+		m      SweepMetric
+		values []float64
+		want   string
+	}{
+		{"lower is better", SweepMetric{Name: "reclaim p99", Unit: "ms"}, []float64{900, 1800}, "Lowest reclaim p99 900 ms at lease.duration = 500ms; highest 1.8 s"},
+		{"higher is better", SweepMetric{Name: "goodput", Unit: "1/s", HigherIsBetter: true}, []float64{900, 1800}, "Highest goodput 1,800 1/s at lease.duration = 1s; lowest 900 1/s"},
+		{"missing skipped", SweepMetric{Name: "n"}, []float64{math.NaN(), 3}, "Lowest n 3 at lease.duration = 1s"},
+		{"all missing", SweepMetric{Name: "n"}, []float64{math.NaN(), math.NaN()}, "No n data in this sweep"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.m.bestTitle(c.values, where); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+	plain := SweepAxis{Name: "admission.rate", Unit: "1/s", Values: []float64{40}}
+	if got, want := plain.at(0), "admission.rate = 40 1/s"; got != want {
+		t.Errorf("at = %q, want %q", got, want)
+	}
+}
