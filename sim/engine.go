@@ -3,7 +3,6 @@ package sim
 import (
 	"time"
 
-	"stormsim/models"
 	"stormsim/policies"
 )
 
@@ -20,10 +19,11 @@ func Run(s *Scenario, b *policies.Backoff, seed uint64) Result {
 }
 
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) Result {
-	e := newEngine(s, b, seed)
-	e.trace = trace
+	st := newStorm(s, b, seed)
+	st.trace = trace
+	e := newEngine(st)
 	e.run()
-	return e.rec.result(b.Spec.Label, s.Clients, s.Metrics.Window)
+	return st.result()
 }
 
 // Wheel geometry bounds: offsets within a bucket must fit in 32 bits, and
@@ -39,12 +39,7 @@ const (
 var ringLimit int64 = maxRingBuckets
 
 type engine struct {
-	s          *Scenario
-	b          *policies.Backoff
-	seed       uint64
-	adm        models.Admission
-	retryAfter time.Duration
-	prev       []time.Duration // previous raw delay per client, for stateful policies
+	st *storm
 
 	width     time.Duration // bucket width, 1<<shift nanoseconds
 	shift     uint
@@ -59,19 +54,11 @@ type engine struct {
 	seq       uint64
 	pending   int
 	scratch   [2][]event
-
-	rec recorder
-
-	// trace, when set, sees every attempt's outcome; the tests use it to
-	// compare engines client by client.
-	trace func(t time.Duration, c uint32, admitted bool)
 }
 
-func newEngine(s *Scenario, b *policies.Backoff, seed uint64) *engine {
-	e := &engine{s: s, b: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter}
-	if policies.UsesPrevious(b.Policy) {
-		e.prev = make([]time.Duration, s.Clients)
-	}
+func newEngine(st *storm) *engine {
+	s := st.s
+	e := &engine{st: st}
 	e.width = min(s.Metrics.Window, maxBucketWidth)
 	if s.Admission.Kind == "slots" {
 		e.width = min(e.width, s.Admission.Slot)
@@ -84,7 +71,7 @@ func newEngine(s *Scenario, b *policies.Backoff, seed uint64) *engine {
 	}
 	e.width = time.Duration(1) << e.shift
 	e.offBits = int(e.shift)
-	horizon := b.MaxWait(e.retryAfter)/e.width + 2
+	horizon := st.maxGap()/e.width + 2
 	n := min(int64(64), ringLimit)
 	for n < int64(horizon) && n < ringLimit {
 		n *= 2
@@ -92,24 +79,32 @@ func newEngine(s *Scenario, b *policies.Backoff, seed uint64) *engine {
 	e.ring = make([]bucket, n)
 	e.mask = n - 1
 	e.soon.width, e.far.width, e.far.byBucket = e.width, e.width, true
-	e.rec.init(s.Metrics.Window)
 	return e
 }
 
 func (e *engine) run() {
-	start := e.s.Disconnect.At
-	e.cur = int64(start >> e.shift)
-	if e.s.InitialJitter == 0 {
+	st := e.st
+	if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
-		for c := 0; c < e.s.Clients; c++ {
+		start := st.firstArrival(0)
+		e.cur = int64(start >> e.shift)
+		for c := 0; c < st.s.Clients; c++ {
 			e.attempt(start, uint32(c), 0)
 		}
 	} else {
-		for c := 0; c < e.s.Clients; c++ {
-			t := start + policies.InitialWait(e.seed, uint64(c), e.s.InitialJitter)
-			e.push(t, uint32(c), 0)
+		// Two passes: the earliest arrival places the wheel, then every
+		// client is pushed in client order (its scheduling order).
+		earliest := st.firstArrival(0)
+		for c := 1; c < st.s.Clients; c++ {
+			earliest = min(earliest, st.firstArrival(uint32(c)))
 		}
+		e.cur = int64(earliest>>e.shift) - 1 // nothing is being processed yet
+		for c := 0; c < st.s.Clients; c++ {
+			e.push(st.firstArrival(uint32(c)), uint32(c), 0)
+		}
+		e.cur++
+		e.migrate()
 	}
 	for e.pending > 0 {
 		if e.ringCount == 0 && len(e.soon.items) == 0 {
@@ -205,27 +200,7 @@ func (e *engine) processBucket() {
 
 // attempt is client c's handshake number attempts+1, arriving at time t.
 func (e *engine) attempt(t time.Duration, c, attempts uint32) {
-	a := attempts + 1
-	admitted := e.adm.Admit(t)
-	if e.trace != nil {
-		e.trace(t, c, admitted)
+	if next, again := e.st.handle(t, c, attempts); again {
+		e.push(next, c, attempts+1)
 	}
-	if admitted {
-		e.rec.accept(t)
-		return
-	}
-	e.rec.reject(t)
-	var prev time.Duration
-	if e.prev != nil {
-		prev = e.prev[c]
-	}
-	wait, raw, giveUp := e.b.Next(int(a), prev, e.retryAfter, policies.Draw(e.seed, uint64(c), uint64(a), policies.StreamBackoff))
-	if giveUp {
-		e.rec.abandoned++
-		return
-	}
-	if e.prev != nil {
-		e.prev[c] = raw
-	}
-	e.push(t+wait, c, a)
 }

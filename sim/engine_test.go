@@ -55,10 +55,62 @@ func randomScenario(r *rand.Rand) *Scenario {
 		p.Multiplier = 1 + r.Float64()*3
 	}
 	s.Policies = []policies.Spec{p}
+	if r.IntN(2) == 0 {
+		addModels(r, s, d)
+	}
 	if err := s.Resolve(); err != nil {
 		panic(fmt.Sprintf("random scenario invalid: %v", err))
 	}
 	return s
+}
+
+// addModels switches on a random subset of the failure and load models.
+func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Duration) {
+	dist := func() models.Distribution {
+		switch r.IntN(3) {
+		case 0:
+			return models.Distribution{Value: d(0, 20*time.Millisecond)}
+		case 1:
+			lo := d(0, 10*time.Millisecond)
+			return models.Distribution{Dist: "uniform", Min: lo, Max: lo + d(time.Millisecond, 30*time.Millisecond)}
+		}
+		return models.Distribution{Dist: "lognormal", Median: d(time.Millisecond, 20*time.Millisecond), Sigma: 0.1 + r.Float64()}
+	}
+	switch r.IntN(4) {
+	case 0:
+		s.Failure = &models.FailureSpec{Kind: "drain", Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
+		if r.IntN(2) == 0 {
+			s.DrainPolicy = &policies.Spec{Name: "full", Base: d(time.Millisecond, 50*time.Millisecond), Cap: time.Second}
+		}
+	case 1:
+		s.Failure = &models.FailureSpec{Kind: "hang"}
+		s.Detection = &models.DetectionSpec{Kind: "heartbeat", Ping: d(time.Millisecond, 500*time.Millisecond)}
+		s.Detection.Idle = s.Detection.Ping * time.Duration(1+r.IntN(6))
+	case 2:
+		s.Detection = &models.DetectionSpec{Kind: "reset", Delay: dist()}
+	}
+	if r.IntN(2) == 0 {
+		s.Lease = &models.LeaseSpec{Duration: d(100*time.Millisecond, 3*time.Second)}
+		if r.IntN(2) == 0 {
+			s.Lease.SweepEvery = d(time.Millisecond, time.Second)
+		}
+		if r.IntN(2) == 0 {
+			s.Delivery = "route_directed"
+		}
+	}
+	if r.IntN(2) == 0 {
+		s.Network = &models.NetworkSpec{RTT: dist(), ServerTime: dist()}
+	}
+	if r.IntN(2) == 0 {
+		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []string{"random", "round_robin", "least_connections"}[r.IntN(3)],
+			HealthCheck: d(0, time.Second)}
+	}
+	if r.IntN(2) == 0 {
+		s.Database = &models.DatabaseSpec{RowsPerSync: 1 + r.IntN(30), ReadBudgetPerS: float64(r.IntN(5000))}
+	}
+	if r.IntN(4) == 0 {
+		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
+	}
 }
 
 // TestEngineMatchesReference is the engine's specification: on many random
@@ -87,12 +139,20 @@ func TestEngineMatchesReference(t *testing.T) {
 			}
 		}
 		got := runTraced(s, b, s.Seed, tracer(&gotTrace))
-		want := referenceRun(s, b, s.Seed, tracer(&wantTrace))
+		want, naive := referenceRun(s, b, s.Seed, tracer(&wantTrace))
 		if gotTrace != wantTrace {
 			t.Fatalf("case %d (%+v): engines process attempts in different orders", i, *s)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (%+v, policy %+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, s.Policies[0], summary(got), summary(want))
+		}
+		if s.Network == nil {
+			core := got
+			core.modelResults = modelResults{Refused: got.Refused, Unavailable: got.Unavailable}
+			naive.modelResults = core.modelResults
+			if !reflect.DeepEqual(core, naive) {
+				t.Fatalf("case %d: recorder and naive tally differ\nrecorder: %+v\nnaive:    %+v", i, summary(core), summary(naive))
+			}
 		}
 	}
 }

@@ -8,11 +8,14 @@ import (
 
 // recorder accumulates per-window counts and connect times.
 type recorder struct {
-	window    time.Duration
-	attempts  []int64
-	accepts   []int64
-	rejects   []int64
-	abandoned int64
+	window      time.Duration
+	attempts    []int64
+	accepts     []int64
+	rejects     []int64
+	abandoned   int64
+	refused     int64
+	unavailable int64
+	gateways    []gatewaySeries // per pool gateway; empty without a pool
 
 	// The window of the last call, so that most calls need no division.
 	cur          int
@@ -27,7 +30,12 @@ type recorder struct {
 	count    int64
 }
 
-func (r *recorder) init(window time.Duration) { r.window = window }
+type gatewaySeries struct{ attempts, accepts, rejects []int64 }
+
+func (r *recorder) init(window time.Duration, gateways int) {
+	r.window = window
+	r.gateways = make([]gatewaySeries, gateways)
+}
 
 func (r *recorder) slot(t time.Duration) int {
 	if t >= r.curLo && t < r.curHi {
@@ -43,20 +51,42 @@ func (r *recorder) slot(t time.Duration) int {
 	return w
 }
 
-func (r *recorder) reject(t time.Duration) {
+// attempt records an attempt at t answered with out by gateway gw, and
+// returns its window.
+func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
 	w := r.slot(t)
 	r.attempts[w]++
-	r.rejects[w]++
+	if out != admitted {
+		r.rejects[w]++
+	}
+	switch out {
+	case refused:
+		r.refused++
+	case unavailable:
+		r.unavailable++
+	}
+	if len(r.gateways) > 0 && gw > 0 {
+		g := &r.gateways[gw]
+		for w >= len(g.attempts) {
+			g.attempts, g.accepts, g.rejects = append(g.attempts, 0), append(g.accepts, 0), append(g.rejects, 0)
+		}
+		g.attempts[w]++
+		if out != admitted {
+			g.rejects[w]++
+		}
+	}
+	return w
 }
 
-// accept records an admitted attempt at t, connected at t too (no latency).
-func (r *recorder) accept(t time.Duration) {
-	w := r.slot(t)
-	r.attempts[w]++
+// accept records that the attempt of window w was admitted by gateway gw.
+func (r *recorder) accept(w, gw int) {
 	r.accepts[w]++
-	r.connected(t)
+	if len(r.gateways) > 0 {
+		r.gateways[gw].accepts[w]++
+	}
 }
 
+// connected records a client connected at t.
 func (r *recorder) connected(t time.Duration) {
 	r.count++
 	if r.connects == nil && t >= r.last {
@@ -66,15 +96,22 @@ func (r *recorder) connected(t time.Duration) {
 	}
 	if r.connects == nil {
 		r.connects = make([]time.Duration, 0, r.count)
-		r.eachDelta(func(_ int64, d time.Duration) { r.connects = append(r.connects, d) })
+		r.eachConnect(func(_ int64, d time.Duration) { r.connects = append(r.connects, d) })
 		r.deltas = nil
 	}
 	r.connects = append(r.connects, t)
 }
 
-// eachDelta calls f with the rank (from 1) and time of every connect kept
-// as deltas, in order.
-func (r *recorder) eachDelta(f func(rank int64, t time.Duration)) {
+// eachConnect calls f with the rank (from 1) and time of every connect, in
+// time order.
+func (r *recorder) eachConnect(f func(rank int64, t time.Duration)) {
+	if r.connects != nil {
+		slices.Sort(r.connects)
+		for i, t := range r.connects {
+			f(int64(i+1), t)
+		}
+		return
+	}
 	var t time.Duration
 	var rank int64
 	for buf := r.deltas; len(buf) > 0; {
@@ -95,31 +132,21 @@ func (r *recorder) quantiles() Quantiles {
 	}
 	ranks := [4]int64{(n*50 + 99) / 100, (n*90 + 99) / 100, (n*99 + 99) / 100, n}
 	var at [4]time.Duration
-	if r.connects != nil {
-		slices.Sort(r.connects)
+	r.eachConnect(func(rank int64, t time.Duration) {
 		for i, k := range ranks {
-			at[i] = r.connects[k-1]
-		}
-	} else {
-		r.eachDelta(func(rank int64, t time.Duration) {
-			for i, k := range ranks {
-				if k == rank {
-					at[i] = t
-				}
+			if k == rank {
+				at[i] = t
 			}
-		})
-	}
+		}
+	})
 	return Quantiles{P50: ms(at[0]), P90: ms(at[1]), P99: ms(at[2]), Max: ms(at[3])}
 }
 
-func (r *recorder) result(policy string, clients int, window time.Duration) Result {
-	res := Result{Policy: policy, Clients: clients, Abandoned: r.abandoned, WindowMs: ms(window)}
-	end := len(r.attempts)
-	for end > 0 && r.attempts[end-1] == 0 {
-		end--
-	}
-	res.Series = Series{Attempts: r.attempts[:end:end], Accepts: r.accepts[:end:end], Rejects: r.rejects[:end:end]}
-	for w := 0; w < end; w++ {
+func (r *recorder) result(policy string, clients int) Result {
+	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.window)}
+	res.Abandoned, res.Refused, res.Unavailable = r.abandoned, r.refused, r.unavailable
+	res.Series = trimmed(r.attempts, r.accepts, r.rejects)
+	for w := range res.Series.Attempts {
 		res.Attempts += r.attempts[w]
 		res.Accepted += r.accepts[w]
 		res.Rejected += r.rejects[w]
@@ -129,12 +156,35 @@ func (r *recorder) result(policy string, clients int, window time.Duration) Resu
 			res.FirstWindowAttempts = r.attempts[w]
 		}
 	}
-	if res.Series.Attempts == nil {
-		res.Series = Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}}
-	}
 	res.ConnectMs = r.quantiles()
 	res.ConvergenceMs = res.ConnectMs.Max
+	for g := 1; g < len(r.gateways); g++ {
+		s := r.gateways[g]
+		gr := GatewayResult{Gateway: g, Series: trimmed(s.attempts, s.accepts, s.rejects)}
+		for w := range gr.Series.Attempts {
+			gr.Attempts += s.attempts[w]
+			gr.Accepted += s.accepts[w]
+			gr.Rejected += s.rejects[w]
+			gr.PeakAcceptsPerWindow = max(gr.PeakAcceptsPerWindow, s.accepts[w])
+		}
+		res.Gateways = append(res.Gateways, gr)
+	}
 	return res
+}
+
+// trimmed returns the series without trailing empty windows, padded to one
+// length, never nil.
+func trimmed(attempts, accepts, rejects []int64) Series {
+	end := len(attempts)
+	for end > 0 && attempts[end-1] == 0 {
+		end--
+	}
+	pad := func(s []int64) []int64 {
+		out := make([]int64, end)
+		copy(out, s)
+		return out
+	}
+	return Series{Attempts: pad(attempts), Accepts: pad(accepts), Rejects: pad(rejects)}
 }
 
 // ms converts a duration to float64 milliseconds.

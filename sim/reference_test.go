@@ -10,64 +10,61 @@ import (
 )
 
 // referenceRun is a deliberately plain second engine: one priority queue of
-// (time, push sequence) holding every pending attempt. The production engine
-// must agree with it exactly.
-func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) Result {
-	adm := s.Admission.New()
-	q := &refQueue{}
-	var seq uint64
-	push := func(t time.Duration, c int, attempts int) {
-		seq++
-		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts})
-	}
-	for c := 0; c < s.Clients; c++ {
-		push(s.Disconnect.At+policies.InitialWait(seed, uint64(c), s.InitialJitter), c, 0)
-	}
-	prev := make([]time.Duration, s.Clients)
+// (time, push sequence) holding every pending attempt, driving the same
+// storm model. The production engine must agree with it exactly.
+//
+// It also tallies the core metrics on its own, naively, from the attempts it
+// sees (valid when connect time equals admission time, i.e. no latency), as
+// an oracle for the recorder.
+func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) (full, naive Result) {
+	st := newStorm(s, b, seed)
 	window := s.Metrics.Window
 	var attempts, accepts, rejects []int64
 	var connects []time.Duration
-	var abandoned int64
-	for q.Len() > 0 {
-		ev := heap.Pop(q).(refEvent)
-		w := int(ev.t / window)
+	st.trace = func(t time.Duration, c uint32, ok bool) {
+		trace(t, c, ok)
+		w := int(t / window)
 		for len(attempts) <= w {
 			attempts, accepts, rejects = append(attempts, 0), append(accepts, 0), append(rejects, 0)
 		}
 		attempts[w]++
-		a := ev.attempts + 1
-		admitted := adm.Admit(ev.t)
-		trace(ev.t, uint32(ev.client), admitted)
-		if admitted {
+		if ok {
 			accepts[w]++
-			connects = append(connects, ev.t)
-			continue
+			connects = append(connects, t)
+		} else {
+			rejects[w]++
 		}
-		rejects[w]++
-		wait, raw, giveUp := b.Next(a, prev[ev.client], s.Admission.RetryAfter,
-			policies.Draw(seed, uint64(ev.client), uint64(a), policies.StreamBackoff))
-		if giveUp {
-			abandoned++
-			continue
-		}
-		if policies.UsesPrevious(b.Policy) {
-			prev[ev.client] = raw
-		}
-		push(ev.t+wait, ev.client, a)
 	}
-	r := Result{Policy: b.Spec.Label, Clients: s.Clients, Abandoned: abandoned, WindowMs: ms(window),
+	q := &refQueue{}
+	var seq uint64
+	push := func(t time.Duration, c uint32, attempts uint32) {
+		seq++
+		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts})
+	}
+	for c := 0; c < s.Clients; c++ {
+		push(st.firstArrival(uint32(c)), uint32(c), 0)
+	}
+	for q.Len() > 0 {
+		ev := heap.Pop(q).(refEvent)
+		if next, again := st.handle(ev.t, ev.client, ev.attempts); again {
+			push(next, ev.client, ev.attempts+1)
+		}
+	}
+	full = st.result()
+
+	naive = Result{Policy: b.Spec.Label, Clients: s.Clients, Abandoned: full.Abandoned, WindowMs: ms(window),
 		Series: Series{Attempts: attempts, Accepts: accepts, Rejects: rejects}}
-	if r.Series.Attempts == nil {
-		r.Series = Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}}
+	if naive.Series.Attempts == nil {
+		naive.Series = Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}}
 	}
 	for w := range attempts {
-		r.Attempts += attempts[w]
-		r.Accepted += accepts[w]
-		r.Rejected += rejects[w]
-		r.PeakAttemptsPerWindow = max(r.PeakAttemptsPerWindow, attempts[w])
-		r.PeakAcceptsPerWindow = max(r.PeakAcceptsPerWindow, accepts[w])
-		if r.FirstWindowAttempts == 0 {
-			r.FirstWindowAttempts = attempts[w]
+		naive.Attempts += attempts[w]
+		naive.Accepted += accepts[w]
+		naive.Rejected += rejects[w]
+		naive.PeakAttemptsPerWindow = max(naive.PeakAttemptsPerWindow, attempts[w])
+		naive.PeakAcceptsPerWindow = max(naive.PeakAcceptsPerWindow, accepts[w])
+		if naive.FirstWindowAttempts == 0 {
+			naive.FirstWindowAttempts = attempts[w]
 		}
 	}
 	slices.Sort(connects)
@@ -76,17 +73,17 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 			k := int(math.Ceil(float64(n)*q - 1e-9))
 			return ms(connects[max(k, 1)-1])
 		}
-		r.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[n-1])}
-		r.ConvergenceMs = r.ConnectMs.Max
+		naive.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[n-1])}
+		naive.ConvergenceMs = naive.ConnectMs.Max
 	}
-	return r
+	return full, naive
 }
 
 type refEvent struct {
 	t        time.Duration
 	seq      uint64
-	client   int
-	attempts int
+	client   uint32
+	attempts uint32
 }
 
 type refQueue []refEvent

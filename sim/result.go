@@ -16,6 +16,7 @@ type Result struct {
 	ConnectMs             Quantiles `json:"connect_ms"`               // connect-time distribution over connected clients
 	WindowMs              float64   `json:"window_ms"`                // series bucket length
 	Series                Series    `json:"series"`
+	modelResults
 }
 
 // Quantiles are nearest-rank quantiles (the ceil(q*n)-th smallest value) of
@@ -33,4 +34,70 @@ type Series struct {
 	Attempts []int64 `json:"attempts"`
 	Accepts  []int64 `json:"accepts"`
 	Rejects  []int64 `json:"rejects"`
+}
+
+// The failure and load models add these fields; each is absent when its
+// model is off.
+type modelResults struct {
+	Refused     int64            `json:"refused,omitempty"`     // attempts that reached the dead gateway: connection refused
+	Unavailable int64            `json:"unavailable,omitempty"` // attempts answered 503 by the draining gateway
+	Detection   *DetectionResult `json:"detection,omitempty"`
+	Reclaim     *ReclaimResult   `json:"reclaim,omitempty"`
+	Drain       *DrainResult     `json:"drain,omitempty"`
+	Database    *DatabaseResult  `json:"database,omitempty"`
+	Gateways    []GatewayResult  `json:"gateways,omitempty"`
+}
+
+// DetectionResult is when clients noticed the failure.
+type DetectionResult struct {
+	FirstNoticeMs float64 `json:"first_notice_ms"`
+	LastNoticeMs  float64 `json:"last_notice_ms"`
+}
+
+// ReclaimResult is the lease model's view: when the dead gateway's routes
+// were swept and how long devices looked online while they were not.
+type ReclaimResult struct {
+	ReclaimMs          float64 `json:"reclaim_ms"`            // the sweep that deleted the dead gateway's routes
+	BoundLoMs          float64 `json:"bound_lo_ms"`           // duration - renew_every
+	BoundHiMs          float64 `json:"bound_hi_ms"`           // duration + sweep_every
+	StaleRouteSeconds  float64 `json:"stale_route_seconds"`   // integral of stale routes over time, route-seconds
+	MaxPresenceErrorMs float64 `json:"max_presence_error_ms"` // longest time one device looked online while offline
+	// StaleRoutes is the number of stale routes at the end of each window,
+	// until the reclaim.
+	StaleRoutes []int64 `json:"stale_routes"`
+	// With delivery route_directed a stale route is a message black hole.
+	BlackholeRouteSeconds float64 `json:"blackhole_route_seconds,omitempty"`
+	BlackholeMaxMs        float64 `json:"blackhole_max_ms,omitempty"`
+}
+
+// DrainResult is a planned drain: the draining gateway's clients moving on.
+type DrainResult struct {
+	Clients        int     `json:"clients"`
+	GraceMs        float64 `json:"grace_ms"`
+	DrainMs        float64 `json:"drain_ms"` // from the drain's start to the last reconnect
+	Attempts       int64   `json:"attempts"`
+	Rejected       int64   `json:"rejected"`
+	Unavailable    int64   `json:"unavailable"`     // 503s from the draining gateway
+	LeftoverRoutes int64   `json:"leftover_routes"` // routes the draining gateway still held at exit
+}
+
+// DatabaseResult is the database load the reconnects cause.
+type DatabaseResult struct {
+	RowsPerSync       int       `json:"rows_per_sync"`
+	RowsTotal         int64     `json:"rows_total"`   // sync reads: rows_per_sync per accepted reconnect
+	ClaimsTotal       int64     `json:"claims_total"` // route-claim statements: claim_cost per accepted reconnect
+	PeakRowsPerS      float64   `json:"peak_rows_per_s"`
+	ReadBudgetPerS    float64   `json:"read_budget_per_s,omitempty"`
+	TimeAboveBudgetMs float64   `json:"time_above_budget_ms"`
+	RowsPerS          []float64 `json:"rows_per_s"` // per window
+}
+
+// GatewayResult is one surviving gateway's share of the storm.
+type GatewayResult struct {
+	Gateway              int    `json:"gateway"` // 1..count-1; 0 is the failed one
+	Attempts             int64  `json:"attempts"`
+	Accepted             int64  `json:"accepted"`
+	Rejected             int64  `json:"rejected"`
+	PeakAcceptsPerWindow int64  `json:"peak_accepts_per_window"`
+	Series               Series `json:"series"`
 }
