@@ -25,6 +25,10 @@ type Scenario struct {
 	Policies      []policies.Spec      `yaml:"policies"`
 	Metrics       Metrics              `yaml:"metrics"`
 	Replications  int                  `yaml:"replications"` // seeds seed, seed+1, ...; 0 means 1
+	// Checks are CI thresholds such as "results[full].convergence_ms < 6s"
+	// (grammar in package check). A pointer, so that a config without
+	// checks echoes and hashes exactly as before the field existed.
+	Checks *[]string `yaml:"checks"`
 
 	// Failure and load models; each is optional and absent means off.
 	Failure     *models.FailureSpec   `yaml:"failure"`      // what happens to the gateway at t = 0 (default crash)
