@@ -1,0 +1,180 @@
+package gateway_test
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"stormsim/gateway/internal/pgtest"
+	"stormsim/gateway/protocol"
+	"stormsim/gateway/store"
+	"stormsim/models"
+)
+
+// TestDatabaseOutageLongerThanLease: both gateways reach PostgreSQL through
+// a proxy that is cut for three leases. Meanwhile they answer 503 (lease
+// lost). Afterwards nobody sweeps anybody (each skips sweeping for one lease
+// after its renew stall), every route and connection survives, both
+// re-register, and admission recovers.
+func TestDatabaseOutageLongerThanLease(t *testing.T) {
+	s, schema := setup(t, 12)
+	dbURL := pgtest.URL(t)
+	u, _ := url.Parse(dbURL)
+	proxy := startProxy(t, u.Host)
+	pc := shortLease
+	pc.dbURL = withHost(t, dbURL, proxy.addr())
+	a := startProc(t, schema, "gw-a", pc)
+	b := startProc(t, schema, "gw-b", pc)
+	clients := append(connectAll(t, a.addr, 0, 5, 1), connectAll(t, b.addr, 5, 10, 1)...)
+
+	proxy.setCut(true)
+	outage := 3 * pc.lease
+	time.Sleep(pc.lease + 2*models.LeasePeriod(pc.lease, pc.ping))
+	_, resp, err := dial(context.Background(), a.addr, store.DeviceID(10), 0, 1, true)
+	if err == nil || status(resp) != 503 || resp.Header.Get(protocol.HeaderRetryAfter) != "1" {
+		t.Errorf("handshake during outage: %d %v, want 503 with Retry-After", status(resp), err)
+	}
+	time.Sleep(outage - pc.lease - 2*models.LeasePeriod(pc.lease, pc.ping))
+	proxy.setCut(false)
+
+	for _, p := range []*proc{a, b} {
+		waitFor(t, 5*time.Second, p.id+" re-registered", func() bool { return len(p.logs.events("reregistered")) > 0 })
+	}
+	time.Sleep(pc.lease + models.LeasePeriod(pc.lease, pc.ping)) // any wrongful sweep would have happened by now
+	for _, p := range []*proc{a, b} {
+		if ev := p.logs.events("sweep_reclaimed"); len(ev) != 0 {
+			t.Errorf("%s swept after the outage: %v", p.id, ev)
+		}
+		if len(p.logs.events("lease_lost")) == 0 || len(p.logs.events("lease_regained")) == 0 {
+			t.Errorf("%s did not log lease_lost and lease_regained", p.id)
+		}
+		if r := p.logs.events("reregistered")[0]; r.num("kept") != 5 {
+			t.Errorf("%s reregistered %v, want kept 5", p.id, r)
+		}
+	}
+	ctx := context.Background()
+	for i, c := range clients {
+		if !c.isOpen() {
+			t.Errorf("client %d closed: %v", i, c.closeErr)
+		}
+		if o := routeOf(t, s, store.DeviceID(i)); o.Conn != c.hello.Conn {
+			t.Errorf("device %d route %+v, want conn %s", i, o, c.hello.Conn)
+		}
+	}
+	if n, _ := s.RouteCount(ctx, ""); n != 10 {
+		t.Errorf("%d routes, want 10", n)
+	}
+	for i, p := range []*proc{a, b} {
+		if _, resp, err := dial(ctx, p.addr, store.DeviceID(10+i), 0, 2, true); err != nil {
+			t.Errorf("%s admission after the outage: %d %v", p.id, status(resp), err)
+		}
+	}
+}
+
+// TestPausedGatewayReregisters: gw-a is SIGSTOPped past its lease, gw-b
+// sweeps its 4 routes, and device 0 reconnects to gw-b meanwhile. After
+// SIGCONT gw-a stops admitting until it renews, then re-registers: devices
+// 1-3 get their routes back with a fresh version (floor + 1) on the same
+// connections, and device 0's old connection is closed with 4001 because its
+// floor moved on.
+func TestPausedGatewayReregisters(t *testing.T) {
+	s, schema := setup(t, 4)
+	pc := shortLease
+	a := startProc(t, schema, "gw-a", pc)
+	b := startProc(t, schema, "gw-b", pc)
+	olds := connectAll(t, a.addr, 0, 4, 1)
+	a.signal(t, syscall.SIGSTOP)
+	waitFor(t, 5*time.Second, "gw-b sweeps gw-a", func() bool { return len(b.logs.events("sweep_reclaimed")) > 0 })
+	moved := connectAll(t, b.addr, 0, 1, 2)[0]
+	a.signal(t, syscall.SIGCONT)
+
+	waitFor(t, 5*time.Second, "gw-a re-registered", func() bool { return len(a.logs.events("reregistered")) > 0 })
+	r := a.logs.events("reregistered")[0]
+	if r.num("restored") != 3 || r.num("replaced") != 1 || r.num("kept") != 0 || r.num("closed") != 0 {
+		t.Errorf("reregistered %v, want restored 3, replaced 1", r)
+	}
+	if code := olds[0].closeCode(t, 2*time.Second); code != protocol.CloseReplaced {
+		t.Errorf("device 0 old connection closed with %v, want 4001", code)
+	}
+	for i := 1; i < 4; i++ {
+		o := routeOf(t, s, store.DeviceID(i))
+		if !olds[i].isOpen() || o.Conn != olds[i].hello.Conn || o.Version != 2 {
+			t.Errorf("device %d: open=%v route %+v, want its conn at version 2", i, olds[i].isOpen(), o)
+		}
+	}
+	if o := routeOf(t, s, store.DeviceID(0)); o.Conn != moved.hello.Conn {
+		t.Errorf("device 0 route %+v, want gw-b's %s", o, moved.hello.Conn)
+	}
+	if len(a.logs.events("lease_lost")) != 1 || len(a.logs.events("lease_regained")) != 1 {
+		t.Errorf("want one lease_lost and one lease_regained")
+	}
+}
+
+// TestListenConnectionKilledMidStorm: while 150 devices storm gw-a, its
+// LISTEN backend is terminated and 20 devices already on gw-a reconnect to
+// gw-b. The kicks sent while gw-a was not listening are lost, yet every
+// replaced connection closes with 4001 within one lease period (plus slack)
+// of its replacement's 101: gw-a reconciles after re-LISTENing, and its
+// lease loop reconciles while the LISTEN connection is down.
+func TestListenConnectionKilledMidStorm(t *testing.T) {
+	const moved, storm = 20, 150
+	s, schema := setup(t, moved+storm)
+	pc := shortLease
+	period := models.LeasePeriod(pc.lease, pc.ping)
+	a := startProc(t, schema, "gw-a", pc)
+	b := startProc(t, schema, "gw-b", pc)
+	olds := connectAll(t, a.addr, 0, moved, 1)
+	ctx := context.Background()
+
+	var wg sync.WaitGroup
+	for i := moved; i < moved+storm; i++ {
+		wg.Go(func() {
+			if _, resp, err := dial(ctx, a.addr, store.DeviceID(i), 0, 1, true); err != nil {
+				t.Errorf("storm device %d: %d %v", i, status(resp), err)
+			}
+		})
+	}
+	var pid int
+	waitFor(t, 5*time.Second, "gw-a's LISTEN backend", func() bool {
+		return s.Pool().QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = 'gateway-gw-a-listen'`).Scan(&pid) == nil
+	})
+	if _, err := s.Pool().Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	replacedAt := make([]time.Time, moved)
+	var rw sync.WaitGroup
+	for i := range moved {
+		rw.Go(func() {
+			if _, resp, err := dial(ctx, b.addr, store.DeviceID(i), 0, 2, true); err != nil {
+				t.Errorf("device %d to gw-b: %d %v", i, status(resp), err)
+			}
+			replacedAt[i] = time.Now()
+		})
+	}
+	rw.Wait()
+	wg.Wait()
+	worst := time.Duration(0)
+	for i, c := range olds {
+		if code := c.closeCode(t, 3*time.Second); code != protocol.CloseReplaced {
+			t.Errorf("device %d: closed with %v, want 4001", i, code)
+			continue
+		}
+		worst = max(worst, c.closedAt.Sub(replacedAt[i]))
+	}
+	sources := map[any]int{}
+	for _, k := range a.logs.events("kicked") {
+		sources[k["source"]]++
+	}
+	t.Logf("slowest replaced close after its replacement's 101: %v (period %v); kicks by path: %v", worst, period, sources)
+	if worst > period+reclaimSlack {
+		t.Errorf("a replaced connection closed %v after its replacement, want <= %v + %v", worst, period, reclaimSlack)
+	}
+	waitFor(t, 3*time.Second, "listen_reconnected", func() bool { return len(a.logs.events("listen_reconnected")) > 0 })
+	var newPid int
+	if err := s.Pool().QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = 'gateway-gw-a-listen'`).Scan(&newPid); err != nil || newPid == pid {
+		t.Errorf("LISTEN backend not replaced: %d -> %d %v", pid, newPid, err)
+	}
+}

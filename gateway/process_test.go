@@ -1,0 +1,180 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"stormsim/gateway/internal/pgtest"
+	"stormsim/gateway/store"
+)
+
+// gatewayBin is cmd/gateway built once by TestMain (empty without a database).
+var gatewayBin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getenv("DATABASE_URL") != "" {
+			dir, err := os.MkdirTemp("", "gateway-bin-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			gatewayBin = filepath.Join(dir, "gateway")
+			out, err := exec.Command("go", "build", "-o", gatewayBin, "stormsim/cmd/gateway").CombinedOutput()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "build cmd/gateway: %v\n%s", err, out)
+				return 1
+			}
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// proc is a gateway subprocess.
+type proc struct {
+	id     string
+	cmd    *exec.Cmd
+	addr   string
+	logs   *logLines
+	exited chan struct{}
+	state  *os.ProcessState
+}
+
+// procConfig are the subprocess flags the tests vary.
+type procConfig struct {
+	lease, ping, idle time.Duration
+	dbURL             string // default DATABASE_URL
+	extra             []string
+}
+
+// shortLease is the subprocess default: lease 600ms, ping 200ms, so the
+// period is 200ms, and the reclaim window [400, 800] ms.
+var shortLease = procConfig{lease: 600 * time.Millisecond, ping: 200 * time.Millisecond, idle: 3 * time.Second}
+
+// startProc starts cmd/gateway on a free port in schema and waits for its
+// "listening" line. It is SIGKILLed at cleanup if still running.
+func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
+	t.Helper()
+	if pc.dbURL == "" {
+		pc.dbURL = pgtest.URL(t)
+	}
+	args := []string{"serve", "--id", id, "--listen", "127.0.0.1:0", "--schema", schema,
+		"--lease", pc.lease.String(), "--ping", pc.ping.String(), "--idle", pc.idle.String(),
+		"--db-conns", "4", "--drain-grace", "3s"}
+	cmd := exec.Command(gatewayBin, append(args, pc.extra...)...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+pc.dbURL)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{id: id, cmd: cmd, logs: &logLines{}, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := bufio.NewReader(stderr)
+		io.Copy(p.logs, r)
+		cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			for _, e := range p.logs.events("") {
+				if e["msg"] != "admitted" && e["msg"] != "closed" && e["msg"] != "goaway_sent" {
+					t.Logf("%s: %v", id, e)
+				}
+			}
+		}
+	})
+	waitFor(t, 15*time.Second, id+" listening", func() bool {
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
+		default:
+		}
+		return len(p.logs.events("listening")) > 0
+	})
+	p.addr = p.logs.events("listening")[0]["addr"].(string)
+	return p
+}
+
+func (p *proc) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait waits for the process to exit and returns its exit code (-1 if
+// killed by a signal).
+func (p *proc) wait(t testing.TB, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.state.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("%s did not exit within %v", p.id, within)
+		return 0
+	}
+}
+
+// metric scrapes one sample (e.g. `gateway_kicks_sent_total`) from /metrics.
+func (p *proc) metric(t testing.TB, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
+}
+
+// withHost returns the database URL with its host:port replaced.
+func withHost(t testing.TB, raw, hostport string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = hostport
+	return u.String()
+}
+
+// connectAll connects devices [from, to) to addr with the given attempt.
+func connectAll(t testing.TB, addr string, from, to int, attempt int64) []*client {
+	t.Helper()
+	out := make([]*client, 0, to-from)
+	for i := from; i < to; i++ {
+		c, resp, err := dial(context.Background(), addr, store.DeviceID(i), 0, attempt, true)
+		if err != nil {
+			t.Fatalf("connect device %d: %d %v", i, status(resp), err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
