@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -45,7 +44,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 	slices.SortStableFunc(order, func(a, b int) int {
 		return -cmpFloat(floats.Sum(ds[a].p.AttemptsPerWindow), floats.Sum(ds[b].p.AttemptsPerWindow))
 	})
-	lines := make([]*plotter.Line, len(ds))
+	lines := make([]*chunkedLine, len(ds))
 	for _, i := range order {
 		d := ds[i]
 		l := windowLine(ta, ca, d.p.WindowMs, d.p.AttemptsPerWindow, opt.MaxPoints, lineStyle(d.color, vg.Points(1.1), d.dashes))
@@ -64,7 +63,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 		if !r.hasCapacity() {
 			continue
 		}
-		l := hline(ta, ca, r.CapacityPerWindow, lineStyle(capacityColor, vg.Points(1.3), []vg.Length{vg.Points(5), vg.Points(3)}))
+		l := hline(ta, ca, r.CapacityPerWindow, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
 		p.Add(l)
 		label := "admission capacity (" + fmtValue(r.CapacityPerWindow) + " per window)"
 		if len(runs) > 1 {

@@ -47,13 +47,18 @@ func connectedChart(runs []Run, ds []drawn, opt Options) *figure {
 		if len(frac) == 0 {
 			continue
 		}
-		xs := []float64{ta.to(0)}
-		ys := []float64{0}
+		// The fraction is known at window ends. A linear axis starts the
+		// curve at (0, 0); a log axis starts it at the first window's end,
+		// since a ramp from the axis minimum would invent early connects.
+		var xs, ys []float64
+		if !ta.log {
+			xs, ys = []float64{0}, []float64{0}
+		}
 		for i, v := range frac {
 			xs = append(xs, ta.to(float64(i+1)*d.p.WindowMs/1000))
 			ys = append(ys, v)
 		}
-		l := &plotter.Line{XYs: downsample(xs, ys, opt.MaxPoints), LineStyle: lineStyle(d.color, vg.Points(1.4), d.dashes)}
+		l := &chunkedLine{&plotter.Line{XYs: downsample(xs, ys, opt.MaxPoints), LineStyle: lineStyle(d.color, vg.Points(1.4), d.dashes)}}
 		p.Add(l)
 		label := d.label
 		if d.p.ConnectP99Ms > 0 {

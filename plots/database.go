@@ -25,7 +25,7 @@ func databaseChart(runs []Run, ds []drawn, opt Options) *figure {
 		if r.DBBudgetRowsPerS <= 0 {
 			continue
 		}
-		l := hline(ta, ca, r.DBBudgetRowsPerS, lineStyle(capacityColor, vg.Points(1.3), []vg.Length{vg.Points(5), vg.Points(3)}))
+		l := hline(ta, ca, r.DBBudgetRowsPerS, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
 		p.Add(l)
 		label := "read budget (" + fmtCount(r.DBBudgetRowsPerS) + " rows/s)"
 		if len(runs) > 1 {

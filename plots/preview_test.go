@@ -29,6 +29,13 @@ func TestPreview(t *testing.T) {
 	if _, err := Write(labDir, lab, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	a, b := seedModelRun(), labRun()
+	a.Label, b.Label = "model", "lab"
+	overlayDir := dir + "/overlay"
+	os.MkdirAll(overlayDir, 0o755)
+	if _, err := Overlay(overlayDir, []Run{a, b}, Options{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := sweepPreview(dir); err != nil {
 		t.Fatal(err)
 	}

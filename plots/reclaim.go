@@ -70,10 +70,7 @@ func reclaimChart(runs []Run) *figure {
 		f.legend = append(f.legend, legendItem{label, h})
 	}
 	for i, r := range withData {
-		sty := lineStyle(inkColor, vg.Points(1.4), []vg.Length{vg.Points(5), vg.Points(3)})
-		if i > 0 {
-			sty.Dashes = runDash(i)
-		}
+		sty := lineStyle(inkColor, vg.Points(1.4), referenceDash(i))
 		b := r.Reclaim.BoundMs
 		xa, ya := scale{}, scale{}
 		lower := vline(xa, ya, b[0]/1000, 0, maxCount*1.12, sty)

@@ -34,6 +34,15 @@ var runDashes = [][]vg.Length{
 	{vg.Points(8), vg.Points(3), vg.Points(1.5), vg.Points(3)},
 }
 
+// referenceDashes style reference levels (capacity, budget), one pattern
+// per run, never solid so that they read apart from data.
+var referenceDashes = [][]vg.Length{
+	{vg.Points(5), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2.5)},
+	{vg.Points(9), vg.Points(3), vg.Points(1.5), vg.Points(3)},
+	{vg.Points(12), vg.Points(4)},
+}
+
 var (
 	inkColor       = rgb(0x22, 0x22, 0x22) // text and axes
 	mutedColor     = rgb(0x66, 0x66, 0x66) // captions, reference lines
@@ -58,6 +67,8 @@ func rgb(r, g, b uint8) color.Color { return color.NRGBA{R: r, G: g, B: b, A: 0x
 func seriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }
 
 func runDash(i int) []vg.Length { return runDashes[i%len(runDashes)] }
+
+func referenceDash(i int) []vg.Length { return referenceDashes[i%len(referenceDashes)] }
 
 // sans returns Liberation Sans (embedded in gonum/plot, so PNGs render the
 // same on every machine) at size points.

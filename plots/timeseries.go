@@ -177,7 +177,7 @@ func niceCeilLog(v float64) float64 {
 // window, dropping to zero after the last one. Lines with more than
 // maxPoints corners are reduced by LTTB in plot coordinates, so that the
 // buckets are even on screen whatever the scales.
-func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, sty draw.LineStyle) *plotter.Line {
+func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, sty draw.LineStyle) *chunkedLine {
 	n := len(vals)
 	if n == 0 {
 		return nil
@@ -191,7 +191,30 @@ func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, s
 	end := ta.to(float64(n) * windowMs / 1000)
 	xs = append(xs, end, end)
 	ys = append(ys, ca.to(vals[n-1]), ca.to(0))
-	return &plotter.Line{XYs: downsample(xs, ys, maxPoints), StepStyle: plotter.PostStep, LineStyle: sty}
+	return &chunkedLine{&plotter.Line{XYs: downsample(xs, ys, maxPoints), StepStyle: plotter.PostStep, LineStyle: sty}}
+}
+
+// chunkedLine strokes a long line as several shorter paths that share
+// their end points. The PNG rasterizer (freetype) searches its cells
+// linearly, so one path with thousands of spikes costs quadratic time;
+// chunks of a few hundred points draw the seed model's storm about ten
+// times faster, and look the same.
+type chunkedLine struct {
+	*plotter.Line
+}
+
+const lineChunk = 200
+
+func (l *chunkedLine) Plot(c draw.Canvas, p *plot.Plot) {
+	if len(l.XYs) <= lineChunk {
+		l.Line.Plot(c, p)
+		return
+	}
+	for i := 0; i < len(l.XYs)-1; i += lineChunk {
+		part := *l.Line
+		part.XYs = l.XYs[i:min(i+lineChunk+1, len(l.XYs))]
+		part.Plot(c, p)
+	}
 }
 
 // downsample reduces a line given in plot coordinates to at most
