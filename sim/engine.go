@@ -29,9 +29,10 @@ func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Du
 // Wheel geometry bounds: offsets within a bucket must fit in 32 bits, and
 // the ring stays small enough to sweep quickly when sparse.
 const (
-	// About a millisecond: few retries land in the bucket being processed
-	// (they go through a heap), and buckets stay cache-sized.
-	maxBucketWidth = time.Duration(1 << 20)
+	// About 8 ms: the ring's few hundred bucket tails stay in cache while
+	// retries are appended, and few retries land in the bucket being
+	// processed (those go through a heap).
+	maxBucketWidth = time.Duration(1 << 23)
 	maxRingBuckets = 1 << 16
 )
 
@@ -87,11 +88,16 @@ func (e *engine) run() {
 	if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
+		// They all precede anything they schedule, so the bucket they fall
+		// in is left unopened (cur one before it) and collects their retries
+		// like any later bucket.
 		start := st.firstArrival(0)
-		e.cur = int64(start >> e.shift)
+		e.cur = int64(start>>e.shift) - 1
 		for c := 0; c < st.s.Clients; c++ {
 			e.attempt(start, uint32(c), 0)
 		}
+		e.cur++
+		e.migrate()
 	} else {
 		// Two passes: the earliest arrival places the wheel, then every
 		// client is pushed in client order (its scheduling order).

@@ -95,9 +95,9 @@ func (r *recorder) connected(t time.Duration) {
 		return
 	}
 	if r.connects == nil {
-		r.connects = make([]time.Duration, 0, r.count)
-		r.eachConnect(func(_ int64, d time.Duration) { r.connects = append(r.connects, d) })
-		r.deltas = nil
+		all := make([]time.Duration, 0, r.count)
+		r.eachConnect(func(_ int64, d time.Duration) { all = append(all, d) })
+		r.connects, r.deltas = all, nil
 	}
 	r.connects = append(r.connects, t)
 }
