@@ -18,15 +18,15 @@ type Stream uint64
 
 // Streams used by the simulator, the models and the real client.
 const (
-	StreamBackoff   Stream = iota + 1 // the backoff delay after a failed attempt
-	StreamInitial                     // the wait before the first attempt
-	StreamDetection                   // when the client notices the failure
-	StreamNetwork                     // handshake latency of an attempt
-	StreamBalancer                    // which gateway a random balancer picks
-	StreamGoaway                      // when a draining gateway tells the client
-	StreamPhase                       // lease renew and sweep phases (client = gateway index)
-	StreamServerTime                  // server time of an attempt
-	StreamHealthCheck                 // a balancer's health-check phase
+	StreamBackoff     Stream = iota + 1 // the backoff delay after a failed attempt
+	StreamInitial                       // the wait before the first attempt
+	StreamDetection                     // when the client notices the failure
+	StreamNetwork                       // handshake latency of an attempt
+	StreamBalancer                      // which gateway a random balancer picks
+	StreamGoaway                        // when a draining gateway tells the client
+	StreamPhase                         // lease renew and sweep phases (client = gateway index)
+	StreamServerTime                    // server time of an attempt
+	StreamHealthCheck                   // a balancer's health-check phase
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
