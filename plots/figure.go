@@ -150,6 +150,11 @@ func wrap(sty text.Style, s string, width vg.Length) []string {
 // the paths written. Each file appears whole or not at all.
 func (f *figure) save(dir, base string, opt Options) ([]string, error) {
 	opt = opt.withDefaults()
+	for _, format := range opt.Formats {
+		if format != "png" && format != "svg" {
+			return nil, fmt.Errorf("chart %s: unsupported format %q (want png or svg)", base, format)
+		}
+	}
 	var paths []string
 	for _, format := range opt.Formats {
 		var canvas interface {
@@ -160,10 +165,8 @@ func (f *figure) save(dir, base string, opt Options) ([]string, error) {
 		case "png":
 			img := vgimg.NewWith(vgimg.UseWH(opt.Width, opt.Height), vgimg.UseDPI(opt.DPI))
 			canvas = vgimg.PngCanvas{Canvas: img}
-		case "svg":
-			canvas = vgsvg.New(opt.Width, opt.Height)
 		default:
-			return paths, fmt.Errorf("chart %s: unsupported format %q (want png or svg)", base, format)
+			canvas = vgsvg.New(opt.Width, opt.Height)
 		}
 		f.draw(draw.New(canvas))
 		path := filepath.Join(dir, base+"."+format)

@@ -206,6 +206,13 @@ func TestWriteRejectsBadInputWithoutWriting(t *testing.T) {
 	if _, err := Write(filepath.Join(t.TempDir(), "missing"), Run{Name: "x", Policies: []PolicySeries{good}}, Options{}); err == nil {
 		t.Error("writing into a missing directory succeeded")
 	}
+	dir := t.TempDir()
+	if _, err := Write(dir, Run{Name: "x", Policies: []PolicySeries{good}}, Options{Formats: []string{"png", "gif"}}); err == nil || !strings.Contains(err.Error(), `unsupported format "gif"`) {
+		t.Errorf("gif format: error %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("wrote %d files before rejecting the format", len(entries))
+	}
 }
 
 func TestOverlayKeepsPolicyColoursAndDashesRuns(t *testing.T) {
