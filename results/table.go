@@ -34,7 +34,10 @@ func (d *Document) WriteTable(w io.Writer) error {
 		row(r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
 			thousands(r.PeakAttemptsPerWindow), millis(r.ConvergenceMs), millis(r.ConnectMs.P50), millis(r.ConnectMs.P99))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return d.writeModelsTable(w)
 }
 
 // windowLabel is the metrics window shared by all results ("10ms"), or
