@@ -29,7 +29,9 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	}
 	if has(func(r *sim.Result) bool { return r.Reclaim != nil }) {
 		cols = append(cols,
-			column{"reclaim", func(r *sim.Result) string { return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.ReclaimMs) }) }},
+			column{"reclaim", func(r *sim.Result) string {
+				return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.ReclaimMs) })
+			}},
 			column{"bound", func(r *sim.Result) string {
 				return ifReclaim(r, func(x *sim.ReclaimResult) string { return "[" + millis(x.BoundLoMs) + ", " + millis(x.BoundHiMs) + "]" })
 			}},
