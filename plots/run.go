@@ -107,11 +107,15 @@ func MeanMinMax(samples []float64) Spread {
 }
 
 // FromResults turns one run's per-policy results into a Run.
-// capacityPerWindow is as in Run.CapacityPerWindow (+Inf for unlimited).
+// capacityPerWindow is as in Run.CapacityPerWindow: the admission model's
+// WindowBound(window), +Inf for unlimited. When the lease model is on, the
+// reclaim time of the first result (the lease does not depend on the
+// policy) becomes Reclaim and the span until it is shaded as the outage;
+// the database model's budget becomes DBBudgetRowsPerS.
 func FromResults(name string, seed uint64, results []sim.Result, capacityPerWindow float64) Run {
 	r := Run{Name: name, Seed: seed, CapacityPerWindow: capacityPerWindow}
 	for _, res := range results {
-		r.Policies = append(r.Policies, PolicySeries{
+		p := PolicySeries{
 			Policy:            res.Policy,
 			Clients:           res.Clients,
 			WindowMs:          res.WindowMs,
@@ -119,7 +123,21 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			AcceptsPerWindow:  int64s(res.Series.Accepts),
 			ConnectP99Ms:      res.ConnectMs.P99,
 			ConvergenceMs:     res.ConvergenceMs,
-		})
+		}
+		if rc := res.Reclaim; rc != nil {
+			p.StaleRoutesPerWindow = int64s(rc.StaleRoutes)
+			if r.Reclaim == nil {
+				r.Reclaim = &Reclaim{TimesMs: []float64{rc.ReclaimMs}, BoundMs: [2]float64{rc.BoundLoMs, rc.BoundHiMs}}
+				r.Outage = &Interval{StartMs: 0, EndMs: rc.ReclaimMs, Label: "until lease reclaim"}
+			}
+		}
+		if db := res.Database; db != nil {
+			p.DBRowsPerS = db.RowsPerS
+			if r.DBBudgetRowsPerS == 0 {
+				r.DBBudgetRowsPerS = db.ReadBudgetPerS
+			}
+		}
+		r.Policies = append(r.Policies, p)
 	}
 	return r
 }

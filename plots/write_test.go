@@ -269,6 +269,30 @@ func TestFromResults(t *testing.T) {
 	if got.hasCapacity() {
 		t.Error("+Inf capacity draws a capacity line")
 	}
+	if got.Reclaim != nil || got.Outage != nil || p.StaleRoutesPerWindow != nil || p.DBRowsPerS != nil || got.DBBudgetRowsPerS != 0 {
+		t.Errorf("failure-model fields set without the models: %+v", got)
+	}
+
+	// With the lease and database models on.
+	res := results[0]
+	res.Reclaim = &sim.ReclaimResult{ReclaimMs: 1711, BoundLoMs: 1000, BoundHiMs: 2000, StaleRoutes: []int64{3, 1}}
+	res.Database = &sim.DatabaseResult{RowsPerS: []float64{7500, 5000}, ReadBudgetPerS: 25000}
+	second := res
+	second.Policy = "equal"
+	second.Reclaim = &sim.ReclaimResult{ReclaimMs: 1711, BoundLoMs: 1000, BoundHiMs: 2000, StaleRoutes: []int64{2}}
+	got = FromResults("lab", 1, []sim.Result{res, second}, 20)
+	if got.Reclaim == nil || !slices.Equal(got.Reclaim.TimesMs, []float64{1711}) || got.Reclaim.BoundMs != [2]float64{1000, 2000} {
+		t.Errorf("reclaim = %+v, want one time 1711 in [1000, 2000]", got.Reclaim)
+	}
+	if got.Outage == nil || got.Outage.EndMs != 1711 {
+		t.Errorf("outage = %+v, want [0, 1711]", got.Outage)
+	}
+	if !slices.Equal(got.Policies[0].StaleRoutesPerWindow, []float64{3, 1}) || !slices.Equal(got.Policies[1].StaleRoutesPerWindow, []float64{2}) {
+		t.Errorf("stale routes = %v, %v", got.Policies[0].StaleRoutesPerWindow, got.Policies[1].StaleRoutesPerWindow)
+	}
+	if !slices.Equal(got.Policies[0].DBRowsPerS, []float64{7500, 5000}) || got.DBBudgetRowsPerS != 25000 {
+		t.Errorf("database = %v, budget %v", got.Policies[0].DBRowsPerS, got.DBBudgetRowsPerS)
+	}
 }
 
 func TestConnectedFraction(t *testing.T) {
