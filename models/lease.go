@@ -34,6 +34,10 @@ type LeaseSpec struct {
 	Duration   time.Duration `yaml:"duration"`    // lease length
 	RenewEvery time.Duration `yaml:"renew_every"` // default LeasePeriod(duration, ping)
 	SweepEvery time.Duration `yaml:"sweep_every"` // default renew_every (one loop does both)
+	// Delivery is "presence" (default: routes give presence and kick
+	// addresses) or "route_directed" (messages follow routes, so a stale
+	// route is a black hole).
+	Delivery string `yaml:"delivery"`
 }
 
 // Validate checks the spec and fills in defaults; ping is the heartbeat
@@ -44,6 +48,13 @@ func (l *LeaseSpec) Validate(ping time.Duration) error {
 	}
 	if l.RenewEvery < 0 || l.SweepEvery < 0 {
 		return &policies.ParamError{Key: "renew_every", Problem: "periods must be >= 0", Got: l.RenewEvery}
+	}
+	switch l.Delivery {
+	case "":
+		l.Delivery = "presence"
+	case "presence", "route_directed":
+	default:
+		return &policies.ParamError{Key: "delivery", Problem: "must be presence or route_directed", Got: l.Delivery}
 	}
 	if l.RenewEvery == 0 {
 		l.RenewEvery = LeasePeriod(l.Duration, ping)

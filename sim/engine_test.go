@@ -95,7 +95,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 			s.Lease.SweepEvery = d(time.Millisecond, time.Second)
 		}
 		if r.IntN(2) == 0 {
-			s.Delivery = "route_directed"
+			s.Lease.Delivery = "route_directed"
 		}
 	}
 	if r.IntN(2) == 0 {

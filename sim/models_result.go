@@ -90,7 +90,7 @@ func (st *storm) reclaim() *ReclaimResult {
 	}
 	out.StaleRouteSeconds = total.seconds()
 	out.MaxPresenceErrorMs = ms(longest)
-	if s.Delivery == "route_directed" {
+	if s.Lease.Delivery == "route_directed" {
 		out.BlackholeRouteSeconds, out.BlackholeMaxMs = out.StaleRouteSeconds, out.MaxPresenceErrorMs
 	}
 	return out

@@ -30,8 +30,7 @@ func TestStaleRoutesHandComputed(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Seed: 3,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
 		Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
-		Lease:     &models.LeaseSpec{Duration: 250 * time.Millisecond, RenewEvery: 1, SweepEvery: 1},
-		Delivery:  "route_directed",
+		Lease:     &models.LeaseSpec{Duration: 250 * time.Millisecond, RenewEvery: 1, SweepEvery: 1, Delivery: "route_directed"},
 	})
 	r := runFirst(t, s).Reclaim
 	want := &ReclaimResult{ReclaimMs: 250.000001, BoundLoMs: 249.999999, BoundHiMs: 250.000001,

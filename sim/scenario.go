@@ -34,7 +34,6 @@ type Scenario struct {
 	Failure     *models.FailureSpec   `yaml:"failure"`      // what happens to the gateway at t = 0 (default crash)
 	Detection   *models.DetectionSpec `yaml:"detection"`    // how clients notice (default: at disconnect.at)
 	Lease       *models.LeaseSpec     `yaml:"lease"`        // lease and sweep: reclaim time and stale routes
-	Delivery    string                `yaml:"delivery"`     // "presence" (default) or "route_directed"
 	Network     *models.NetworkSpec   `yaml:"network"`      // handshake latency
 	Gateways    *models.PoolSpec      `yaml:"gateways"`     // a pool behind a load balancer
 	Database    *models.DatabaseSpec  `yaml:"database"`     // database work per reconnect
@@ -165,11 +164,6 @@ func (s *Scenario) resolveModels() error {
 		if err := s.Lease.Validate(ping); err != nil {
 			return prefixed("lease", err)
 		}
-	}
-	switch s.Delivery {
-	case "", "presence", "route_directed":
-	default:
-		return &FieldError{Path: "delivery", Problem: "must be presence or route_directed", Got: s.Delivery}
 	}
 	if s.Network != nil {
 		if err := s.Network.Validate(); err != nil {
