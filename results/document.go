@@ -29,8 +29,14 @@ type Document struct {
 	ConfigHash    string          `json:"config_hash"` // config.Hash of the resolved scenario
 	Name          string          `json:"name"`
 	Seed          uint64          `json:"seed"`
-	Config        json.RawMessage `json:"config"` // config.Echo of the resolved scenario
-	Results       []sim.Result    `json:"results"`
+	Config        json.RawMessage `json:"config"`  // config.Echo of the resolved scenario
+	Results       []sim.Result    `json:"results"` // with replications, the first one's (seed Seed)
+
+	// With replications >= 2 only: the seeds run and, per policy, each
+	// metric's statistics and per-run values. Series are kept for the first
+	// replication only (in Results), so a document stays small.
+	Replications *Replications `json:"replications,omitempty"`
+	Summary      []Summary     `json:"summary,omitempty"`
 }
 
 // UnknownPolicyError says that a requested policy label is not in the
@@ -69,20 +75,56 @@ func SelectPolicies(s *sim.Scenario, filter []string) ([]policies.Spec, error) {
 	return selected, nil
 }
 
-// Build runs the storm of the resolved scenario s once per selected policy
-// (see SelectPolicies) with the scenario's seed.
+// Build runs the storm of the resolved scenario s for each selected policy
+// (see SelectPolicies) and each of its replications, on up to
+// runtime.GOMAXPROCS goroutines. See BuildParallel.
 func Build(s *sim.Scenario, policyFilter []string) (*Document, error) {
+	return BuildParallel(s, policyFilter, 0)
+}
+
+// BuildParallel runs the storm of the resolved scenario s for each selected
+// policy and each replication r in [0, s.Replications) with seed s.Seed+r,
+// on up to workers goroutines (0 means runtime.GOMAXPROCS). Runs are
+// collected by index, so the document is the same whatever workers is.
+// With one replication the document has no Replications or Summary.
+func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Document, error) {
 	specs, err := SelectPolicies(s, policyFilter)
 	if err != nil {
 		return nil, err
 	}
-	doc := New(s)
-	for _, spec := range specs {
-		r, err := RunOne(s, spec, s.Seed)
+	reps := max(1, s.Replications)
+	runs := make([]sim.Result, len(specs)*reps) // index rep*len(specs) + policy
+	metrics := make([][]Metric, len(runs))
+	err = ForEach(len(runs), workers, func(i int) error {
+		rep, p := i/len(specs), i%len(specs)
+		r, err := RunOne(s, specs[p], s.Seed+uint64(rep))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		doc.Results = append(doc.Results, r)
+		metrics[i] = ResultMetrics(&r)
+		if rep == 0 {
+			runs[i] = r // only the first replication keeps its series
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	doc := New(s)
+	doc.Results = append(doc.Results, runs[:len(specs)]...)
+	if reps < 2 {
+		return doc, nil
+	}
+	doc.Replications = &Replications{Count: reps}
+	for rep := range reps {
+		doc.Replications.Seeds = append(doc.Replications.Seeds, s.Seed+uint64(rep))
+	}
+	for p, spec := range specs {
+		perRun := make([][]Metric, reps)
+		for rep := range reps {
+			perRun[rep] = metrics[rep*len(specs)+p]
+		}
+		doc.Summary = append(doc.Summary, SummarizeRuns(spec.Label, perRun))
 	}
 	return doc, nil
 }
