@@ -36,9 +36,6 @@ func databaseChart(runs []Run, ds []drawn, opt Options) *figure {
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 	note := "Each accepted reconnect costs one route claim and one sync"
-	if ca.log {
-		note += ". Log axis; empty windows drawn at 0"
-	}
 	return &figure{title: databaseTitle(ds), legend: legend, caption: caption(runs, note), body: plotBody(p)}
 }
 

@@ -69,6 +69,10 @@ func TestLinearTicks(t *testing.T) {
 			t.Errorf("%s: labels %v, want %v", c.name, got, c.want)
 		}
 	}
+	// A count axis up to 1.12 steps by whole numbers, not by 0.2.
+	if got, want := labels(linearTicks{whole: true}.Ticks(0, 1.12)), []string{"0", "1"}; !slices.Equal(got, want) {
+		t.Errorf("whole ticks on 0..1.12: %v, want %v", got, want)
+	}
 }
 
 func TestLogTicks(t *testing.T) {

@@ -44,6 +44,7 @@ func reclaimChart(runs []Run) *figure {
 	nbins := max(1, int(math.Ceil((hi-first)/width-1e-9)))
 
 	p := newPlot("reclaim time: failure to routes deleted (s)", "replications")
+	p.Y.Tick.Marker = linearTicks{whole: true}
 	addGrid(p)
 	f := &figure{title: reclaimTitle(withData)}
 	maxCount := 0.0
@@ -63,7 +64,10 @@ func reclaimChart(runs []Run) *figure {
 		c := seriesColor(i)
 		h := &plotter.Histogram{Bins: bins, Width: width / 1000, FillColor: withAlpha(c, 0x99), LineStyle: lineStyle(c, vg.Points(0.8), nil)}
 		p.Add(h)
-		label := fmt.Sprintf("reclaim times (%s runs)", fmtCount(float64(len(r.Reclaim.TimesMs))))
+		label := "reclaim time (1 run)"
+		if n := len(r.Reclaim.TimesMs); n > 1 {
+			label = fmt.Sprintf("reclaim times (%s runs)", fmtCount(float64(n)))
+		}
 		if len(withData) > 1 {
 			label = r.label() + " " + label
 		}

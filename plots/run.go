@@ -49,9 +49,12 @@ type PolicySeries struct {
 	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart
 	ConvergenceMs float64 // time of the last successful connect
 
-	// StaleRoutesPerWindow is the number of stale routes in each window
-	// (lease model); nil when the model is off.
+	// StaleRoutesPerWindow is the number of stale routes at the end of each
+	// window (lease model), drawn over its window; nil when the model is off.
 	StaleRoutesPerWindow []float64
+	// StaleRouteSeconds is the exact integral of stale routes over time in
+	// route-seconds, for the title; 0 means sum the series times the window.
+	StaleRouteSeconds float64
 	// DBRowsPerS is the database read rate in rows per second in each
 	// window (database model); nil when the model is off.
 	DBRowsPerS []float64
@@ -126,6 +129,7 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 		}
 		if rc := res.Reclaim; rc != nil {
 			p.StaleRoutesPerWindow = int64s(rc.StaleRoutes)
+			p.StaleRouteSeconds = rc.StaleRouteSeconds
 			if r.Reclaim == nil {
 				r.Reclaim = &Reclaim{TimesMs: []float64{rc.ReclaimMs}, BoundMs: [2]float64{rc.BoundLoMs, rc.BoundHiMs}}
 				r.Outage = &Interval{StartMs: 0, EndMs: rc.ReclaimMs, Label: "until lease reclaim"}

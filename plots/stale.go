@@ -9,9 +9,9 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// windowSeriesChart draws one per-window quantity per policy as step
-// lines over time, with the runs' outages shaded; refs adds reference
-// levels to keep in view. It returns the plot to decorate, the count axis
+// windowSeriesChart draws one per-window level per policy as step lines
+// over time on a linear axis, with the runs' outages shaded; refs adds
+// reference levels to keep in view. It returns the plot to decorate, the count axis
 // and the legend so far.
 func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float64, yLabel string, opt Options, refs ...float64) (*plot.Plot, scale, scale, []legendItem) {
 	var extra []float64
@@ -25,7 +25,7 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 	for _, d := range ds {
 		all = append(all, pick(d.p))
 	}
-	ca := newCountAxis(all, refs...)
+	ca := newLevelAxis(all, refs...)
 	p := newPlot("", yLabel)
 	addGrid(p)
 	legend := outageShades(runs, p, ta, ca)
@@ -49,9 +49,6 @@ func staleChart(runs []Run, ds []drawn, opt Options) *figure {
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 	note := "A stale route: the device is offline but its route still names the dead gateway"
-	if ca.log {
-		note += ". Log axis; empty windows drawn at 0"
-	}
 	return &figure{title: staleTitle(ds), legend: legend, caption: caption(runs, note), body: plotBody(p)}
 }
 
@@ -71,9 +68,13 @@ func staleTitle(ds []drawn) string {
 		for last > 0 && v[last-1] == 0 {
 			last--
 		}
+		routeS := d.p.StaleRouteSeconds
+		if routeS == 0 {
+			routeS = floats.Sum(v) * d.p.WindowMs / 1000
+		}
 		ss = append(ss, stale{
 			label:      d.label,
-			routeS:     floats.Sum(v) * d.p.WindowMs / 1000,
+			routeS:     routeS,
 			lastMs:     float64(last) * d.p.WindowMs,
 			peakRoutes: floats.Max(v),
 		})

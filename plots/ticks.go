@@ -9,16 +9,22 @@ import (
 
 // linearTicks labels about six "nice" values (steps of 1, 2, 2.5 or 5
 // times a power of ten); gonum's DefaultTicks aims for three, which is
-// sparse on a wide chart.
-type linearTicks struct{}
+// sparse on a wide chart. With whole set, steps are whole numbers (for
+// counts).
+type linearTicks struct {
+	whole bool
+}
 
 var _ plot.Ticker = linearTicks{}
 
-func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
 	}
 	step := niceStep((hi - lo) / 6)
+	if t.whole {
+		step = math.Max(1, math.Round(step))
+	}
 	biggest := math.Max(math.Abs(lo), math.Abs(hi))
 	var ticks []plot.Tick
 	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {

@@ -134,21 +134,7 @@ func applyTime(p *plot.Plot, ta scale) {
 // series and the reference levels refs (capacity, budget) that must stay
 // visible; logarithmic when their range needs it.
 func newCountAxis(series [][]float64, refs ...float64) scale {
-	maxV, minNZ := 0.0, math.Inf(1)
-	see := func(v float64) {
-		if v > 0 && !math.IsInf(v, 0) {
-			maxV = math.Max(maxV, v)
-			minNZ = math.Min(minNZ, v)
-		}
-	}
-	for _, s := range series {
-		for _, v := range s {
-			see(v)
-		}
-	}
-	for _, v := range refs {
-		see(v)
-	}
+	maxV, minNZ := positiveRange(series, refs)
 	if maxV == 0 {
 		return scale{min: 0, max: 1}
 	}
@@ -160,6 +146,37 @@ func newCountAxis(series [][]float64, refs ...float64) scale {
 		floor = math.Pow(10, math.Floor(math.Log10(minNZ))) / 2
 	}
 	return scale{log: true, floor: floor, zero: true, min: floor, max: niceCeilLog(maxV * 1.15)}
+}
+
+// newLevelAxis is a linear y axis from 0 covering every value of series and
+// refs, for levels read against a budget, where a log axis would shrink
+// the excess that matters.
+func newLevelAxis(series [][]float64, refs ...float64) scale {
+	maxV, _ := positiveRange(series, refs)
+	if maxV == 0 {
+		return scale{min: 0, max: 1}
+	}
+	return scale{min: 0, max: maxV * 1.08}
+}
+
+// positiveRange is the largest and the smallest positive finite value.
+func positiveRange(series [][]float64, refs []float64) (maxV, minPositive float64) {
+	maxV, minPositive = 0, math.Inf(1)
+	see := func(v float64) {
+		if v > 0 && !math.IsInf(v, 0) {
+			maxV = math.Max(maxV, v)
+			minPositive = math.Min(minPositive, v)
+		}
+	}
+	for _, s := range series {
+		for _, v := range s {
+			see(v)
+		}
+	}
+	for _, v := range refs {
+		see(v)
+	}
+	return maxV, minPositive
 }
 
 // niceCeilLog rounds v up to 1, 2 or 5 times a power of ten.

@@ -115,6 +115,11 @@ func TestStaleTitle(t *testing.T) {
 	if got, want := staleTitle(oneRun(0, 0, b, a)), "Stale routes add up to 3.75 route-seconds with a, 3 with b"; got != want {
 		t.Errorf("title = %q\nwant    %q", got, want)
 	}
+	// The model's exact integral wins over the window sum.
+	b.StaleRouteSeconds = 4.2
+	if got, want := staleTitle(oneRun(0, 0, b, a)), "Stale routes add up to 4.2 route-seconds with b, 3.75 with a"; got != want {
+		t.Errorf("title = %q\nwant    %q", got, want)
+	}
 }
 
 func TestDatabaseTitle(t *testing.T) {

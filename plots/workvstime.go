@@ -103,8 +103,8 @@ func workVsTimeChart(runs []Run, ds []drawn) *figure {
 }
 
 // ratioAxis is an axis for positive values, logarithmic when they span
-// more than LogTimeRatio, with a margin so that points and labels clear
-// the frame.
+// more than LogTimeRatio, else linear from zero, with a margin so that
+// points and labels clear the frame.
 func ratioAxis(vs []float64) scale {
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range vs {
@@ -118,11 +118,9 @@ func ratioAxis(vs []float64) scale {
 	if hi > LogTimeRatio*lo {
 		return scale{log: true, floor: lo / 1.6, min: lo / 1.6, max: hi * 1.6}
 	}
-	pad := (hi - lo) * 0.15
-	if pad == 0 {
-		pad = hi * 0.2
-	}
-	return scale{min: math.Max(0, lo-pad), max: hi + pad}
+	// Work and time are ratio quantities: a linear axis starts at zero so
+	// that distances between points read as proportions.
+	return scale{min: 0, max: hi * 1.15}
 }
 
 // workTitle states the trade-off between the fastest-converging policy

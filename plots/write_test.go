@@ -275,7 +275,7 @@ func TestFromResults(t *testing.T) {
 
 	// With the lease and database models on.
 	res := results[0]
-	res.Reclaim = &sim.ReclaimResult{ReclaimMs: 1711, BoundLoMs: 1000, BoundHiMs: 2000, StaleRoutes: []int64{3, 1}}
+	res.Reclaim = &sim.ReclaimResult{ReclaimMs: 1711, BoundLoMs: 1000, BoundHiMs: 2000, StaleRoutes: []int64{3, 1}, StaleRouteSeconds: 0.9}
 	res.Database = &sim.DatabaseResult{RowsPerS: []float64{7500, 5000}, ReadBudgetPerS: 25000}
 	second := res
 	second.Policy = "equal"
@@ -286,6 +286,9 @@ func TestFromResults(t *testing.T) {
 	}
 	if got.Outage == nil || got.Outage.EndMs != 1711 {
 		t.Errorf("outage = %+v, want [0, 1711]", got.Outage)
+	}
+	if got.Policies[0].StaleRouteSeconds != 0.9 {
+		t.Errorf("stale route-seconds = %v, want 0.9", got.Policies[0].StaleRouteSeconds)
 	}
 	if !slices.Equal(got.Policies[0].StaleRoutesPerWindow, []float64{3, 1}) || !slices.Equal(got.Policies[1].StaleRoutesPerWindow, []float64{2}) {
 		t.Errorf("stale routes = %v, %v", got.Policies[0].StaleRoutesPerWindow, got.Policies[1].StaleRoutesPerWindow)
