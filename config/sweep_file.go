@@ -1,0 +1,282 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// SweepFile is a sweep file as written: a base scenario, the axes to vary
+// and the metrics to chart. Package sweep gives it meaning (grid, ranges,
+// runs); this type only carries the YAML's structure and where each part
+// is, so that YAML stays inside this package.
+//
+//	name: sweep-lease                   # optional; default the file name
+//	base: seed-lab.yaml                 # relative to this file; or scenario: {...}
+//	replications: 10                    # optional; default the scenario's
+//	axes:                               # crossed in this order
+//	  lease.duration: [500ms, 1s, 3s]   # a list of YAML values
+//	  lease.sweep_every: {from: 100ms, to: 1s, steps: 4, scale: log}
+//	metrics: [max(reclaim.reclaim_ms)]  # charted; see results.MetricRef
+type SweepFile struct {
+	File         string
+	Name         string
+	Base         *Document // the scenario every point starts from
+	BaseFile     string    // the base file as opened; "" for an inline scenario
+	Replications int       // 0 means the scenario's own
+	Axes         []SweepAxis
+	Metrics      []Located
+}
+
+// SweepAxis is one axis: a config key path and either a list of values or
+// a range.
+type SweepAxis struct {
+	Path   string
+	Where  string   // FILE:LINE of the axis, for errors
+	Values []string // list form: each value as one-line YAML, for Document.Set
+	Range  *SweepRange
+}
+
+// SweepRange is an axis given as {from, to, steps, scale}: From and To as
+// written (a number or a duration such as 50ms).
+type SweepRange struct {
+	From, To string
+	Steps    int
+	Scale    string // "linear" (default) or "log"
+}
+
+// Located is a string from a file with its FILE:LINE.
+type Located struct {
+	Value string
+	Where string
+}
+
+var sweepKeys = []field{{key: "name"}, {key: "base"}, {key: "scenario"}, {key: "replications"}, {key: "axes"}, {key: "metrics"}}
+
+// LoadSweep reads and parses the sweep file at path.
+func LoadSweep(path string) (*SweepFile, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSweep(path, data)
+}
+
+func readFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{Where: path, Problem: "cannot read config: " + err.Error()}
+	}
+	return data, nil
+}
+
+// ParseSweep parses a sweep file already in memory; name is its path, used
+// in errors and to find a relative base file. The base scenario is parsed
+// but not decoded: each grid point decodes its own copy.
+func ParseSweep(name string, data []byte) (*SweepFile, error) {
+	doc, err := ParseDocument(name, data)
+	if err != nil {
+		return nil, err
+	}
+	f := &SweepFile{File: name, Name: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}
+	d := decoder{doc: doc}
+	var baseNode, scenarioNode, axesNode *yaml.Node
+	err = d.entries(doc.root, doc.root, "", func(k, v *yaml.Node, key string) error {
+		switch key {
+		case "name":
+			return d.scalarString(v, key, &f.Name)
+		case "base":
+			baseNode = v
+			return d.scalarString(v, key, &f.BaseFile)
+		case "scenario":
+			scenarioNode = deref(v)
+			if scenarioNode.Kind != yaml.MappingNode {
+				return d.fail(v, scenarioNode, key, "must be a mapping holding a scenario (name:, clients:, ...)")
+			}
+		case "replications":
+			n := 0
+			if err := d.decode(v, reflectValue(&n), key); err != nil {
+				return err
+			}
+			if n < 1 {
+				return d.fail(v, v, key, "must be >= 1")
+			}
+			f.Replications = n
+		case "axes":
+			axesNode = v
+		case "metrics":
+			var names []string
+			if err := d.decode(v, reflectValue(&names), key); err != nil {
+				return err
+			}
+			for i, n := range names {
+				f.Metrics = append(f.Metrics, Located{Value: n, Where: doc.where(deref(v).Content[i])})
+			}
+		default:
+			problem := "unknown key; valid keys: " + keyList(sweepKeys)
+			if best, ok := closestKey(key, sweepKeys); ok {
+				problem = "unknown key; did you mean " + best + "?"
+			}
+			return &Error{Where: doc.where(k), Path: key, Problem: problem}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case baseNode != nil && scenarioNode != nil:
+		return nil, &Error{Where: doc.where(baseNode), Path: "base", Problem: "give either base: FILE or an inline scenario:, not both"}
+	case scenarioNode != nil:
+		f.Base = &Document{file: name, root: scenarioNode, origin: map[*yaml.Node]string{}}
+	case baseNode != nil:
+		if !filepath.IsAbs(f.BaseFile) {
+			f.BaseFile = filepath.Join(filepath.Dir(name), f.BaseFile)
+		}
+		data, err := readFile(f.BaseFile)
+		if err != nil {
+			return nil, err
+		}
+		if f.Base, err = ParseDocument(f.BaseFile, data); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &Error{Where: name, Problem: "a sweep needs base: FILE (a scenario config) or an inline scenario: mapping"}
+	}
+	if axesNode == nil {
+		return nil, &Error{Where: name, Path: "axes", Problem: "a sweep needs axes: a mapping of config paths to value lists or ranges"}
+	}
+	if f.Axes, err = d.sweepAxes(axesNode); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d *decoder) scalarString(v *yaml.Node, path string, out *string) error {
+	if err := d.decode(v, reflectValue(out), path); err != nil {
+		return err
+	}
+	if *out == "" {
+		return d.fail(v, v, path, "must not be empty")
+	}
+	return nil
+}
+
+func (d *decoder) sweepAxes(n *yaml.Node) ([]SweepAxis, error) {
+	var axes []SweepAxis
+	err := d.entries(n, deref(n), "axes", func(k, v *yaml.Node, _ string) error {
+		path := deref(k).Value
+		keyPath := "axes." + path
+		if _, err := parsePath(path); err != nil {
+			return &Error{Where: d.doc.where(k), Path: keyPath, Problem: err.Error()}
+		}
+		ax := SweepAxis{Path: path, Where: d.doc.where(k)}
+		switch vd := deref(v); vd.Kind {
+		case yaml.SequenceNode:
+			if len(vd.Content) == 0 {
+				return d.fail(v, vd, keyPath, "needs at least one value")
+			}
+			for _, item := range vd.Content {
+				if hasAlias(item) {
+					return d.fail(item, item, keyPath, "anchors and aliases are not supported in axis values")
+				}
+				ax.Values = append(ax.Values, fragment(item))
+			}
+		case yaml.MappingNode:
+			r, err := d.sweepRange(v, keyPath)
+			if err != nil {
+				return err
+			}
+			ax.Range = r
+		default:
+			return d.fail(v, vd, keyPath, "must be a list of values or a range {from, to, steps, scale}")
+		}
+		axes = append(axes, ax)
+		return nil
+	})
+	if err == nil && len(axes) == 0 {
+		err = d.fail(n, deref(n), "axes", "needs at least one axis")
+	}
+	return axes, err
+}
+
+var rangeKeys = []field{{key: "from"}, {key: "to"}, {key: "steps"}, {key: "scale"}}
+
+func (d *decoder) sweepRange(n *yaml.Node, path string) (*SweepRange, error) {
+	r := &SweepRange{Scale: "linear"}
+	seen := map[string]bool{}
+	err := d.entries(n, deref(n), path, func(k, v *yaml.Node, keyPath string) error {
+		key := deref(k).Value
+		seen[key] = true
+		vd := deref(v)
+		switch key {
+		case "from", "to":
+			if vd.Kind != yaml.ScalarNode || isNull(vd) {
+				return d.fail(v, vd, keyPath, "must be a number or a duration such as 50ms")
+			}
+			if key == "from" {
+				r.From = vd.Value
+			} else {
+				r.To = vd.Value
+			}
+		case "steps":
+			if err := d.decode(v, reflectValue(&r.Steps), keyPath); err != nil {
+				return err
+			}
+			if r.Steps < 2 {
+				return d.fail(v, vd, keyPath, "must be >= 2 (a single value is a list: [x])")
+			}
+		case "scale":
+			if vd.Kind != yaml.ScalarNode || (vd.Value != "linear" && vd.Value != "log") {
+				return d.fail(v, vd, keyPath, "must be linear or log")
+			}
+			r.Scale = vd.Value
+		default:
+			problem := "unknown key; valid keys: " + keyList(rangeKeys)
+			if best, ok := closestKey(key, rangeKeys); ok {
+				problem = "unknown key; did you mean " + best + "?"
+			}
+			return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"from", "to", "steps"} {
+		if !seen[key] {
+			return nil, &Error{Where: d.doc.where(n), Path: path, Problem: "a range needs from, to and steps", Got: "no " + key}
+		}
+	}
+	return r, nil
+}
+
+// fragment writes n as one line of YAML that parses back to the same
+// value, so that Document.Set gives the point exactly what the file says.
+func fragment(n *yaml.Node) string {
+	c := *n
+	if c.Kind != yaml.ScalarNode {
+		c.Style |= yaml.FlowStyle
+	}
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	out, err := yaml.Marshal(&c)
+	if err != nil {
+		return n.Value
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
+}
+
+func reflectValue(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
