@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -72,15 +73,26 @@ type dbFlags struct {
 }
 
 func (d *dbFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&d.url, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL)")
-	fs.StringVar(&d.schema, "schema", os.Getenv("GATEWAY_SCHEMA"),
-		"schema for all tables, created if missing; empty = the URL's search_path (env GATEWAY_SCHEMA)")
+	fs.StringVar(&d.url, "database-url", "", "PostgreSQL URL (env DATABASE_URL)")
+	fs.StringVar(&d.schema, "schema", "",
+		"schema for all tables, created if missing; empty = the URL's search_path")
+}
+
+// validate checks the flags without connecting.
+func (d *dbFlags) validate() error {
+	if d.url == "" {
+		d.url = os.Getenv("DATABASE_URL")
+	}
+	if d.url == "" {
+		return usageError{"--database-url (or DATABASE_URL) is required"}
+	}
+	if err := store.CheckSchema(d.schema); err != nil {
+		return usageError{"--schema: " + err.Error()}
+	}
+	return nil
 }
 
 func (d *dbFlags) open(ctx context.Context, app string, maxConns int32) (*store.PG, error) {
-	if d.url == "" {
-		return nil, usageError{"--database-url (or DATABASE_URL) is required"}
-	}
 	return store.Open(ctx, d.url, store.Options{Schema: d.schema, AppName: app, MaxConns: maxConns})
 }
 
@@ -94,7 +106,7 @@ func env(flag string) (string, bool) {
 func applyEnv(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || f.Name == "database-url" || f.Name == "schema" {
+		if err != nil || f.Changed || f.Name == "database-url" {
 			return
 		}
 		if v, ok := env(f.Name); ok {
@@ -107,10 +119,14 @@ func applyEnv(fs *pflag.FlagSet) error {
 	return err
 }
 
+// parse parses args, then the environment; errors are one line (usage is
+// printed only for --help).
 func parse(fs *pflag.FlagSet, args []string) error {
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "usage: gateway %s [flags]\nEvery flag --x-y falls back to $GATEWAY_X_Y (--database-url to $DATABASE_URL).\n%s",
+				fs.Name(), fs.FlagUsages())
 			os.Exit(0)
 		}
 		return usageError{err.Error()}
@@ -129,7 +145,7 @@ func serve(args []string) error {
 	var dbConns int32
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	db.register(fs)
-	fs.StringVar(&cfg.ID, "id", cfg.ID, "gateway id, unique among live gateways (env GATEWAY_ID)")
+	fs.StringVar(&cfg.ID, "id", cfg.ID, "gateway id, unique among live gateways")
 	fs.StringVar(&listen, "listen", "127.0.0.1:8080", "listen address; port 0 picks a free port, logged in the \"listening\" line")
 	fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "lease duration")
 	fs.DurationVar(&cfg.Ping, "ping", cfg.Ping, "WebSocket ping interval (0 = none)")
@@ -152,6 +168,9 @@ func serve(args []string) error {
 	}
 	if dbConns < 1 {
 		return usageError{fmt.Sprintf("--db-conns: must be >= 1 (got %d)", dbConns)}
+	}
+	if err := db.validate(); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	log.Info("start", "gateway", cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
@@ -224,6 +243,9 @@ func admin(cmd string, args []string) error {
 	}
 	if cmd == "events" && conv == "" {
 		return usageError{"--conv: must not be empty"}
+	}
+	if err := db.validate(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

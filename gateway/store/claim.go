@@ -84,20 +84,23 @@ func (s *PG) ReregisterRoute(ctx context.Context, c Claim) (ok bool, version int
 func (s *PG) claim(ctx context.Context, c Claim, reregister bool) (ClaimResult, error) {
 	var res ClaimResult
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The seed's statements in the seed's order, pipelined in two
+		// round trips: read under the floor's row lock, then write.
 		res = ClaimResult{}
-		if _, err := tx.Exec(ctx, `INSERT INTO route_floor (device_id) VALUES ($1) ON CONFLICT DO NOTHING`, c.Device); err != nil {
-			return err
-		}
 		f := &res.Floor
-		if err := tx.QueryRow(ctx,
-			`SELECT max_version, max_epoch, max_attempt FROM route_floor WHERE device_id = $1 FOR UPDATE`,
-			c.Device).Scan(&f.Version, &f.Epoch, &f.Attempt); err != nil {
-			return err
-		}
 		var prev Owner
-		err := tx.QueryRow(ctx, `SELECT gateway_id, conn_id, route_version FROM routes WHERE device_id = $1`,
-			c.Device).Scan(&prev.Gateway, &prev.Conn, &prev.Version)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		read := &pgx.Batch{}
+		read.Queue(`INSERT INTO route_floor (device_id) VALUES ($1) ON CONFLICT DO NOTHING`, c.Device)
+		read.Queue(`SELECT max_version, max_epoch, max_attempt FROM route_floor WHERE device_id = $1 FOR UPDATE`,
+			c.Device).QueryRow(func(r pgx.Row) error { return r.Scan(&f.Version, &f.Epoch, &f.Attempt) })
+		read.Queue(`SELECT gateway_id, conn_id, route_version FROM routes WHERE device_id = $1`,
+			c.Device).QueryRow(func(r pgx.Row) error {
+			if err := r.Scan(&prev.Gateway, &prev.Conn, &prev.Version); !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
+		if err := tx.SendBatch(ctx, read).Close(); err != nil {
 			return err
 		}
 		own := prev.Conn == c.Conn && prev.Gateway == c.Gateway
@@ -111,19 +114,16 @@ func (s *PG) claim(ctx context.Context, c Claim, reregister bool) (ClaimResult, 
 			return nil
 		}
 		v := f.Version + 1
-		if _, err := tx.Exec(ctx,
-			`UPDATE route_floor SET max_version = $2, max_epoch = $3, max_attempt = $4 WHERE device_id = $1`,
-			c.Device, v, c.Epoch, c.Attempt); err != nil {
-			return err
-		}
-		if err := upsertRoute(ctx, tx, c, v); err != nil {
-			return err
-		}
+		write := &pgx.Batch{}
+		write.Queue(`UPDATE route_floor SET max_version = $2, max_epoch = $3, max_attempt = $4 WHERE device_id = $1`,
+			c.Device, v, c.Epoch, c.Attempt)
+		write.Queue(upsertRouteSQL, c.Device, c.Gateway, c.Conn, v)
 		if prev.Conn != "" {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, KickChannel,
-				Kick{Gateway: prev.Gateway, Conn: prev.Conn, Device: c.Device, Version: v}.Payload()); err != nil {
-				return err
-			}
+			write.Queue(`SELECT pg_notify($1, $2)`, KickChannel,
+				Kick{Gateway: prev.Gateway, Conn: prev.Conn, Device: c.Device, Version: v}.Payload())
+		}
+		if err := tx.SendBatch(ctx, write).Close(); err != nil {
+			return err
 		}
 		res.Accepted, res.Version, res.Previous = true, v, prev
 		return nil
@@ -134,14 +134,10 @@ func (s *PG) claim(ctx context.Context, c Claim, reregister bool) (ClaimResult, 
 	return res, nil
 }
 
-func upsertRoute(ctx context.Context, tx pgx.Tx, c Claim, version int64) error {
-	_, err := tx.Exec(ctx, `
-		INSERT INTO routes (device_id, gateway_id, conn_id, route_version) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (device_id) DO UPDATE SET gateway_id = EXCLUDED.gateway_id, conn_id = EXCLUDED.conn_id,
-			route_version = EXCLUDED.route_version, connected_at = clock_timestamp()`,
-		c.Device, c.Gateway, c.Conn, version)
-	return err
-}
+const upsertRouteSQL = `
+	INSERT INTO routes (device_id, gateway_id, conn_id, route_version) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (device_id) DO UPDATE SET gateway_id = EXCLUDED.gateway_id, conn_id = EXCLUDED.conn_id,
+		route_version = EXCLUDED.route_version, connected_at = clock_timestamp()`
 
 // UpsertRouteUnconditional is last-writer-wins: it overwrites the route with
 // version = current route version + 1 whatever the claim's (epoch, attempt).

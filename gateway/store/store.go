@@ -23,6 +23,14 @@ const migrateLockKey = 0x5707_6a7e
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
+// CheckSchema reports whether name is usable as Options.Schema ("" is).
+func CheckSchema(name string) error {
+	if name != "" && !schemaName.MatchString(name) {
+		return fmt.Errorf("schema must match %s (got %q)", schemaName, name)
+	}
+	return nil
+}
+
 // Options configures Open.
 type Options struct {
 	// Schema, when set, is created by Migrate and becomes the session's
@@ -49,10 +57,10 @@ func Open(ctx context.Context, url string, opt Options) (*PG, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
+	if err := CheckSchema(opt.Schema); err != nil {
+		return nil, err
+	}
 	if opt.Schema != "" {
-		if !schemaName.MatchString(opt.Schema) {
-			return nil, fmt.Errorf("schema must match %s (got %q)", schemaName, opt.Schema)
-		}
 		cfg.ConnConfig.RuntimeParams["search_path"] = opt.Schema
 	}
 	if opt.AppName != "" {
