@@ -97,6 +97,8 @@ func (c Config) Validate() error {
 		return &ConfigError{"ping", "must be >= 0", c.Ping}
 	case c.Idle < 0:
 		return &ConfigError{"idle", "must be >= 0", c.Idle}
+	case c.Idle > 0 && c.Ping > 0 && c.Idle <= c.Ping:
+		return &ConfigError{"idle", fmt.Sprintf("must exceed --ping %v, or no pong could ever arrive in time", c.Ping), c.Idle}
 	case c.AdmitRate < 0:
 		return &ConfigError{"admit-rate", "must be >= 0 (0 = unlimited)", c.AdmitRate}
 	case c.RetryAfter < 0:

@@ -85,6 +85,9 @@ func (g *Gateway) Run(ctx context.Context, ln net.Listener) error {
 	defer g.cancel()
 	if err := g.firstLease(ctx); err != nil {
 		ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped before admitting anything: nothing to drain
+		}
 		return err
 	}
 	var loops sync.WaitGroup
@@ -117,16 +120,25 @@ func (g *Gateway) Run(ctx context.Context, ln net.Listener) error {
 	return errors.Join(serveErr, err)
 }
 
-// firstLease renews until it succeeds: a gateway admits nothing before it
-// holds a lease.
+// firstLease renews until it succeeds (a gateway admits nothing before it
+// holds a lease), then deletes routes left under its id by an earlier
+// process: conn ids are per process, so none of them can be live, and with
+// the lease renewed under the same id nobody else would ever sweep them.
 func (g *Gateway) firstLease(ctx context.Context) error {
 	for {
 		sent := g.mono()
 		rctx, cancel := context.WithTimeout(ctx, g.cfg.Lease)
 		err := g.deps.Leases.RenewLease(rctx, g.cfg.ID, g.cfg.Lease)
+		var stale int64
+		if err == nil {
+			stale, err = g.deps.Leases.ReleaseGateway(rctx, g.cfg.ID)
+		}
 		cancel()
 		if err == nil {
 			g.lastRenew.Store(int64(sent))
+			if stale > 0 {
+				g.log.Info("stale_routes_released", "count", stale)
+			}
 			return nil
 		}
 		g.log.Warn("lease_renew_failed", "err", err.Error())

@@ -24,6 +24,7 @@ type rejection struct {
 	status  int
 	reason  string
 	message string
+	device  string // when the request named one
 }
 
 func reject(status int, reason, message string) *rejection {
@@ -101,6 +102,15 @@ func (g *Gateway) admitHandshake(ctx context.Context, r *http.Request) (*conn, *
 	if rej != nil {
 		return nil, rej
 	}
+	c, rej := g.claimHandshake(ctx, hs)
+	if rej != nil {
+		rej.device = hs.device
+	}
+	return c, rej
+}
+
+// claimHandshake is admitHandshake from the token bucket on.
+func (g *Gateway) claimHandshake(ctx context.Context, hs handshake) (*conn, *rejection) {
 	admitted, at := g.admit.admit()
 	if !admitted {
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")

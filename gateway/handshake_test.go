@@ -130,3 +130,27 @@ func TestHelloAndLocalReplacement(t *testing.T) {
 	}
 	waitFor(t, 2*time.Second, "route of the new conn", func() bool { return routeOf(t, s, "u-000-d1").Conn == neu.hello.Conn })
 }
+
+// TestRestartReleasesOwnStaleRoutes: routes left under a gateway's id by an
+// earlier process (SIGKILLed and restarted under the same id before anyone
+// swept it) are deleted at start, since the renewed lease would otherwise
+// protect them forever.
+func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
+	s, _ := setup(t, 2)
+	ctx := context.Background()
+	for i, gw := range []string{"gw-same", "gw-other"} {
+		if _, err := s.ClaimRoute(ctx, store.Claim{Device: store.DeviceID(i), Gateway: gw, Conn: "old", Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startInproc(t, testConfig("gw-same"), depsOf(t, s))
+	if o := routeOf(t, s, store.DeviceID(0)); o != (store.Owner{}) {
+		t.Errorf("stale own route kept: %+v", o)
+	}
+	if o := routeOf(t, s, store.DeviceID(1)); o.Gateway != "gw-other" {
+		t.Errorf("another gateway's route touched: %+v", o)
+	}
+	if ev := p.logs.events("stale_routes_released"); len(ev) != 1 || ev[0].num("count") != 1 {
+		t.Errorf("stale_routes_released lines %v, want one with count 1", ev)
+	}
+}

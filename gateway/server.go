@@ -71,7 +71,7 @@ func (g *Gateway) writeRejection(w http.ResponseWriter, r *http.Request, rej *re
 		w.Header().Set(protocol.HeaderRetryAfter, strconv.Itoa(g.cfg.retryAfterSeconds()))
 	}
 	g.log.Info("rejected", "status", rej.status, "reason", rej.reason, "cause", rej.message,
-		"remote", r.RemoteAddr)
+		"device", rej.device, "remote", r.RemoteAddr)
 	http.Error(w, rej.message, rej.status)
 }
 
