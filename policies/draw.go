@@ -41,9 +41,19 @@ func SplitMix64(x uint64) uint64 {
 // Draw returns 64 uniformly distributed random bits that depend only on
 // seed, client, attempt and stream: no state, no call order.
 func Draw(seed, client, attempt uint64, stream Stream) uint64 {
-	h := SplitMix64(seed ^ uint64(stream)*0xd1b54a32d192ed03)
-	h = SplitMix64(h ^ client)
-	return SplitMix64(h ^ attempt*0xa0761d6478bd642f)
+	return DrawKeyed(StreamKey(seed, stream), client, attempt)
+}
+
+// StreamKey is the part of a draw that depends only on seed and stream, so
+// a hot loop can compute it once: Draw(s, c, a, st) equals
+// DrawKeyed(StreamKey(s, st), c, a).
+func StreamKey(seed uint64, stream Stream) uint64 {
+	return SplitMix64(seed ^ uint64(stream)*0xd1b54a32d192ed03)
+}
+
+// DrawKeyed is Draw with its stream key computed in advance.
+func DrawKeyed(key, client, attempt uint64) uint64 {
+	return SplitMix64(SplitMix64(key^client) ^ attempt*0xa0761d6478bd642f)
 }
 
 // UniformDuration maps the random bits u to a duration uniform on [0, n),

@@ -201,6 +201,9 @@ func TestDrawIsCounterBased(t *testing.T) {
 			t.Error("changing one input left the draw unchanged")
 		}
 	}
+	if DrawKeyed(StreamKey(1, StreamBackoff), 2, 3) != a {
+		t.Error("DrawKeyed with StreamKey differs from Draw")
+	}
 	// UniformDuration is uniform: 10 equal bins of 100k draws within 2%.
 	var bins [10]int
 	for i := uint64(0); i < 100_000; i++ {

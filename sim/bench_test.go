@@ -50,3 +50,34 @@ func BenchmarkStorm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStormWithModels is the failure-model target: 1,000,000 clients
+// of a dead gateway, a 5-gateway pool (4 survivors with token buckets),
+// lognormal handshake latency, reset detection, leases and database load.
+//
+//	go test ./sim -run '^$' -bench StormWithModels -benchtime 2x
+func BenchmarkStormWithModels(b *testing.B) {
+	s := &Scenario{
+		Seed:      1,
+		Clients:   1_000_000,
+		Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 5000, Burst: 500, RetryAfter: time.Second},
+		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Detection: &models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "uniform", Min: 0, Max: 500 * time.Millisecond}},
+		Lease:     &models.LeaseSpec{Duration: 1500 * time.Millisecond},
+		Network: &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: 30 * time.Millisecond, Sigma: 0.5},
+			ServerTime: models.Distribution{Dist: "uniform", Min: time.Millisecond, Max: 5 * time.Millisecond}},
+		Gateways: &models.PoolSpec{Count: 5, Balancer: "least_connections", HealthCheck: time.Second},
+		Database: &models.DatabaseSpec{RowsPerSync: 25, ReadBudgetPerS: 25_000},
+	}
+	if err := s.Resolve(); err != nil {
+		b.Fatal(err)
+	}
+	pol := mustBackoff(b, s.Policies[0])
+	var attempts int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		attempts += Run(s, pol, uint64(i)+1).Attempts
+	}
+	b.ReportMetric(float64(attempts)/b.Elapsed().Seconds(), "attempts/s")
+	b.ReportMetric(float64(attempts)/float64(b.N), "attempts/op")
+}

@@ -156,8 +156,9 @@ func sortBucket(chunks []*chunk, a, b []event, offBits int) []event {
 	return a
 }
 
-// maxDigitBits bounds a radix digit so the counts stay in L1 cache.
-const maxDigitBits = 12
+// maxDigitBits bounds a radix digit: 256 destinations keep the scatter
+// within cache even for buckets of a million events.
+const maxDigitBits = 8
 
 func prefixSums(count []int) {
 	sum := 0

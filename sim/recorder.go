@@ -32,8 +32,9 @@ type recorder struct {
 
 type gatewaySeries struct{ attempts, accepts, rejects []int64 }
 
-func (r *recorder) init(window time.Duration, gateways int) {
+func (r *recorder) init(window time.Duration, gateways, clients int) {
 	r.window = window
+	r.deltas = make([]byte, 0, 2*clients+16) // most gaps fit two varint bytes
 	r.gateways = make([]gatewaySeries, gateways)
 }
 

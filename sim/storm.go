@@ -33,6 +33,7 @@ type storm struct {
 	pool       *pool               // nil without a pool
 	draining   bool                // the failure is a planned drain
 	prev       []time.Duration     // previous raw delay per client, for stateful policies
+	backoffKey uint64              // policies.StreamKey(seed, StreamBackoff)
 	rec        recorder
 
 	// trace, when set, sees every attempt's outcome; the tests use it to
@@ -41,7 +42,8 @@ type storm struct {
 }
 
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
-	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter}
+	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
+		backoffKey: policies.StreamKey(seed, policies.StreamBackoff)}
 	if s.Failure != nil && s.Failure.Kind == "drain" {
 		st.draining = true
 		if s.DrainPolicy != nil {
@@ -57,7 +59,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if s.Gateways != nil {
 		st.pool = newPool(s, seed)
 	}
-	st.rec.init(s.Metrics.Window, st.gatewayCount())
+	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients)
 	return st
 }
 
@@ -131,7 +133,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	if st.prev != nil {
 		prev = st.prev[c]
 	}
-	wait, raw, giveUp := st.b.Next(int(a), prev, retryAfter, policies.Draw(st.seed, uint64(c), uint64(a), policies.StreamBackoff))
+	wait, raw, giveUp := st.b.Next(int(a), prev, retryAfter, policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a)))
 	if giveUp {
 		st.rec.abandoned++
 		return 0, false
