@@ -1,0 +1,170 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"stormsim/results"
+)
+
+// DocumentMetrics lists every numeric metric of doc under the names checks
+// use: results[LABEL].FIELD for each result and STAT(results[LABEL].FIELD)
+// for each statistic of the summary over replications.
+func DocumentMetrics(doc *results.Document) []results.Metric {
+	var out []results.Metric
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		for _, m := range results.ResultMetrics(r) {
+			name := results.MetricRef{Policy: r.Policy, Field: m.Name}.String()
+			out = append(out, results.Metric{Name: name, Value: m.Value})
+		}
+	}
+	for _, s := range doc.Summary {
+		for _, ms := range s.Metrics {
+			for _, stat := range results.Stats {
+				if v, ok := ms.Stat(stat); ok {
+					name := results.MetricRef{Stat: stat, Policy: s.Policy, Field: ms.Name}.String()
+					out = append(out, results.Metric{Name: name, Value: v})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Drift is a metric that moved from its baseline value by more than the
+// tolerance, or that is missing now.
+type Drift struct {
+	Name              string
+	Baseline, Current float64
+	Missing           bool // the baseline has it, this run does not
+}
+
+// String is the report line of d.
+func (d Drift) String() string {
+	if d.Missing {
+		return fmt.Sprintf("%s: %s in the baseline, no data now", d.Name, formatNumber(d.Baseline))
+	}
+	change := "new non-zero value"
+	if d.Baseline != 0 {
+		change = fmt.Sprintf("%+.2f%%", 100*(d.Current-d.Baseline)/math.Abs(d.Baseline))
+	}
+	return fmt.Sprintf("%s: %s in the baseline, %s now (%s)", d.Name, formatNumber(d.Baseline), formatNumber(d.Current), change)
+}
+
+// Comparison is the result of comparing a document with a baseline.
+type Comparison struct {
+	Compared int      // metrics of the baseline compared
+	Drifts   []Drift  // in the baseline's metric order
+	New      []string // metrics this run has that the baseline lacks
+}
+
+// Compare compares every metric of baseline with current. A metric drifts
+// when |current - baseline| > tolerance * |baseline| (tolerance is a
+// fraction: 0.05 for 5%), up or down; so with a zero baseline any change
+// drifts, and tolerance 0 asks for identical values.
+func Compare(baseline, current *results.Document, tolerance float64) Comparison {
+	now := map[string]float64{}
+	var order []string
+	for _, m := range DocumentMetrics(current) {
+		now[m.Name] = m.Value
+		order = append(order, m.Name)
+	}
+	var c Comparison
+	seen := map[string]bool{}
+	for _, m := range DocumentMetrics(baseline) {
+		c.Compared++
+		seen[m.Name] = true
+		v, ok := now[m.Name]
+		switch {
+		case !ok:
+			c.Drifts = append(c.Drifts, Drift{Name: m.Name, Baseline: m.Value, Missing: true})
+		case math.Abs(v-m.Value) > tolerance*math.Abs(m.Value):
+			c.Drifts = append(c.Drifts, Drift{Name: m.Name, Baseline: m.Value, Current: v})
+		}
+	}
+	for _, name := range order {
+		if !seen[name] {
+			c.New = append(c.New, name)
+		}
+	}
+	return c
+}
+
+// ParseTolerance reads a tolerance as a percentage ("5%") or a fraction
+// ("0.05").
+func ParseTolerance(s string) (float64, error) {
+	text, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("--tolerance must be a percentage such as 5%% or a fraction such as 0.05 (got %q)", s)
+	}
+	if percent {
+		f /= 100
+	}
+	return f, nil
+}
+
+// ReadDocument reads a result document written by stormsim run or
+// stormsim check --update-baseline.
+func ReadDocument(path string) (*results.Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc results.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: not a stormsim result document: %v", path, err)
+	}
+	if doc.SchemaVersion != results.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d", path, doc.SchemaVersion, results.SchemaVersion)
+	}
+	return &doc, nil
+}
+
+// DropSeries empties every array of numbers inside doc's results (the
+// per-window series), which baselines do not compare, so that a baseline
+// file stays small and its diffs readable. The summary's per-run values
+// are kept. It works on the JSON, so it needs no list of series fields.
+func DropSeries(doc *results.Document) error {
+	data, err := json.Marshal(doc.Results)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return err
+	}
+	if data, err = json.Marshal(dropNumberArrays(tree)); err != nil {
+		return err
+	}
+	doc.Results = nil
+	return json.Unmarshal(data, &doc.Results)
+}
+
+func dropNumberArrays(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = dropNumberArrays(e)
+		}
+	case []any:
+		numbers := true
+		for i, e := range x {
+			_, isNumber := e.(json.Number)
+			numbers = numbers && isNumber
+			x[i] = dropNumberArrays(e)
+		}
+		if numbers {
+			return []any{}
+		}
+	}
+	return v
+}

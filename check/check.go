@@ -1,0 +1,204 @@
+// Package check evaluates pass/fail thresholds on a result document and
+// compares a document with a saved baseline, for CI.
+//
+// A threshold reads METRIC OP NUMBER[UNIT]:
+//
+//	results[full].convergence_ms < 6000
+//	results[full].connect_ms.p99 <= 2.5s
+//	p95(results[full].attempts) < 6000
+//	connect_ms.p99 < 3s                     (every policy: one line each)
+//
+// METRIC is a results.MetricRef; OP is one of < <= > >= == !=; NUMBER is a
+// decimal number. UNIT is optional: a duration unit (ns, us, ms, s, m, h,
+// or a Go duration such as 1m30s) is converted to the metric's own time
+// unit, which its name says (_ms milliseconds, _seconds seconds); % divides
+// by 100. A metric the run has no data for (its model is off) fails.
+package check
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"stormsim/results"
+)
+
+// Check is one threshold.
+type Check struct {
+	Text   string // as written
+	Metric results.MetricRef
+	Op     string  // <, <=, >, >=, == or !=
+	Bound  float64 // in the metric's unit
+}
+
+// Ops are the comparison operators, longest first so that "<=" is not
+// read as "<".
+var Ops = []string{"<=", ">=", "==", "!=", "<", ">"}
+
+// Parse reads one threshold.
+func Parse(text string) (Check, error) {
+	c := Check{Text: strings.TrimSpace(text)}
+	at, op := -1, ""
+	for _, o := range Ops {
+		if i := strings.Index(c.Text, o); i >= 0 && (at < 0 || i < at) {
+			at, op = i, o
+		}
+	}
+	if at < 0 {
+		return c, fmt.Errorf("want METRIC OP NUMBER, e.g. results[full].convergence_ms < 6000, with OP one of %s", strings.Join(Ops, " "))
+	}
+	c.Op = op
+	m, err := results.ParseMetricRef(c.Text[:at])
+	if err != nil {
+		return c, err
+	}
+	c.Metric = m
+	c.Bound, err = parseBound(strings.TrimSpace(c.Text[at+len(op):]), m)
+	return c, err
+}
+
+// parseBound reads NUMBER[UNIT] in the unit of metric m.
+func parseBound(s string, m results.MetricRef) (float64, error) {
+	if s == "" {
+		return 0, fmt.Errorf("missing number after the operator")
+	}
+	if v, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := number(strings.TrimSpace(v), s)
+		return f / 100, err
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, finite(f, s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number, a percentage or a duration such as 250ms", s)
+	}
+	switch TimeUnit(m.Field) {
+	case "ms":
+		return float64(d) / float64(time.Millisecond), nil
+	case "s":
+		return d.Seconds(), nil
+	}
+	return 0, fmt.Errorf("%s is not a time (its name has no _ms or _seconds), so %s needs a plain number", m.Field, s)
+}
+
+func number(s, whole string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", whole)
+	}
+	return f, finite(f, whole)
+}
+
+func finite(f float64, s string) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("%q must be a finite number", s)
+	}
+	return nil
+}
+
+// TimeUnit is the time unit of a metric field, from the nearest part of
+// its path that names one: "ms" for _ms, "s" for _seconds, "" for a count
+// or a rate (_per_s).
+func TimeUnit(field string) string {
+	parts := strings.Split(results.Pattern(field), ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := strings.TrimSuffix(parts[i], "[]")
+		switch {
+		case strings.HasSuffix(p, "_per_s"):
+			return ""
+		case strings.HasSuffix(p, "_ms"):
+			return "ms"
+		case strings.HasSuffix(p, "_seconds"):
+			return "s"
+		}
+	}
+	return ""
+}
+
+// Holds reports whether observed satisfies the check's comparison.
+func (c Check) Holds(observed float64) bool {
+	switch c.Op {
+	case "<":
+		return observed < c.Bound
+	case "<=":
+		return observed <= c.Bound
+	case ">":
+		return observed > c.Bound
+	case ">=":
+		return observed >= c.Bound
+	case "==":
+		return observed == c.Bound
+	case "!=":
+		return observed != c.Bound
+	}
+	return false
+}
+
+// ForPolicy returns c applied to one policy: a check written without
+// results[LABEL] applies to each policy in turn.
+func (c Check) ForPolicy(label string) Check {
+	c.Metric.Policy = label
+	return c
+}
+
+// Outcome is a check evaluated on a document.
+type Outcome struct {
+	Check    Check
+	Observed float64
+	HasData  bool
+}
+
+// Pass reports whether the check held; no data is a failure.
+func (o Outcome) Pass() bool { return o.HasData && o.Check.Holds(o.Observed) }
+
+// String is the report line: "PASS METRIC OP BOUND: observed VALUE".
+func (o Outcome) String() string {
+	verdict := "FAIL"
+	if o.Pass() {
+		verdict = "PASS"
+	}
+	c := o.Check
+	line := fmt.Sprintf("%s %s %s %s", verdict, c.Metric, c.Op, formatNumber(c.Bound))
+	if !o.HasData {
+		return line + ": no data (is the model that produces it turned on?)"
+	}
+	return line + ": observed " + formatNumber(o.Observed)
+}
+
+// Eval evaluates c, whose metric names a policy, on doc.
+func (c Check) Eval(doc *results.Document) Outcome {
+	v, ok := Lookup(doc, c.Metric)
+	return Outcome{Check: c, Observed: v, HasData: ok}
+}
+
+// Lookup finds the value m names in doc: a field of the policy's result,
+// or a statistic from the document's summary over replications.
+func Lookup(doc *results.Document, m results.MetricRef) (float64, bool) {
+	if m.Stat != "" {
+		for _, s := range doc.Summary {
+			if s.Policy == m.Policy {
+				if ms, ok := s.Metrics.Lookup(m.Field); ok {
+					return ms.Stat(m.Stat)
+				}
+			}
+		}
+		return 0, false
+	}
+	for i := range doc.Results {
+		if doc.Results[i].Policy != m.Policy {
+			continue
+		}
+		for _, x := range results.ResultMetrics(&doc.Results[i]) {
+			if x.Name == m.Field {
+				return x.Value, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// formatNumber writes v in the shortest form that reads back exactly.
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,0 +1,173 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"stormsim/config"
+	"stormsim/results"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		text      string
+		wantRef   string
+		wantOp    string
+		wantBound float64
+		wantErr   string
+	}{
+		{"results[full].convergence_ms < 6000", "results[full].convergence_ms", "<", 6000, ""},
+		{"results[full].attempts<=3", "results[full].attempts", "<=", 3, ""},
+		{"results[full].attempts == 1e3", "results[full].attempts", "==", 1000, ""},
+		{"results[full].abandoned != 0", "results[full].abandoned", "!=", 0, ""},
+		{"results[full].connect_ms.p99 >= 2.5s", "results[full].connect_ms.p99", ">=", 2500, ""},
+		{"connect_ms.p99 > 1m30s", "connect_ms.p99", ">", 90000, ""},
+		{"p95(results[a].reclaim.reclaim_ms) < 250us", "p95(results[a].reclaim.reclaim_ms)", "<", 0.25, ""},
+		{"reclaim.stale_route_seconds < 1500ms", "reclaim.stale_route_seconds", "<", 1.5, ""},
+		{"results[full].attempts < 5%", "results[full].attempts", "<", 0.05, ""},
+		{"results[full].attempts < 2s", "", "", 0, "attempts is not a time (its name has no _ms or _seconds), so 2s needs a plain number"},
+		{"database.peak_rows_per_s < 1s", "", "", 0, "is not a time"},
+		{"results[full].attempts 6000", "", "", 0, "want METRIC OP NUMBER"},
+		{"results[full].attempts <", "", "", 0, "missing number after the operator"},
+		{"results[full].attempts < lots", "", "", 0, `"lots" is not a number, a percentage or a duration`},
+		{"results[full].attempts < NaN", "", "", 0, `"NaN" must be a finite number`},
+		{"results[full].attempts < x%", "", "", 0, `"x%" is not a number`},
+		{"median(results[full].attempts) < 3", "", "", 0, `unknown statistic "median"`},
+	}
+	for _, tt := range tests {
+		c, err := Parse(tt.text)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Parse(%q) error %v, want %q", tt.text, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || c.Metric.String() != tt.wantRef || c.Op != tt.wantOp || c.Bound != tt.wantBound {
+			t.Errorf("Parse(%q) = %s %s %v, %v; want %s %s %v", tt.text, c.Metric, c.Op, c.Bound, err, tt.wantRef, tt.wantOp, tt.wantBound)
+		}
+	}
+}
+
+func TestHolds(t *testing.T) {
+	tests := []struct {
+		op               string
+		below, at, above bool
+	}{
+		{"<", true, false, false}, {"<=", true, true, false}, {">", false, false, true},
+		{">=", false, true, true}, {"==", false, true, false}, {"!=", true, false, true},
+	}
+	for _, tt := range tests {
+		c := Check{Op: tt.op, Bound: 10}
+		if c.Holds(9) != tt.below || c.Holds(10) != tt.at || c.Holds(11) != tt.above {
+			t.Errorf("%s 10: holds(9,10,11) = %v %v %v, want %v %v %v", tt.op, c.Holds(9), c.Holds(10), c.Holds(11), tt.below, tt.at, tt.above)
+		}
+	}
+}
+
+func TestTimeUnit(t *testing.T) {
+	tests := []struct{ field, want string }{
+		{"convergence_ms", "ms"}, {"connect_ms.p99", "ms"}, {"reclaim.stale_route_seconds", "s"},
+		{"database.peak_rows_per_s", ""}, {"attempts", ""}, {"gateways[1].accepted", ""},
+		{"database.time_above_budget_ms", "ms"}, {"detection_ms[0].x", "ms"},
+	}
+	for _, tt := range tests {
+		if got := TimeUnit(tt.field); got != tt.want {
+			t.Errorf("TimeUnit(%q) = %q, want %q", tt.field, got, tt.want)
+		}
+	}
+}
+
+const twoPolicies = "name: t\nseed: 3\nclients: 20\nadmission: {kind: slots, slot: 10ms, per_slot: 5}\n" +
+	"policies:\n  - {name: exponential, base: 100ms, cap: 400ms}\n  - {name: full, base: 100ms, cap: 400ms}\n"
+
+func build(t *testing.T, sets ...string) *results.Document {
+	t.Helper()
+	s, err := config.Parse("t.yaml", []byte(twoPolicies), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := results.Build(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func mustParse(t *testing.T, text string) Check {
+	t.Helper()
+	c, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEval(t *testing.T) {
+	doc := build(t)
+	full := doc.Results[1]
+	conv := formatNumber(full.ConvergenceMs)
+	tests := []struct{ check, want string }{
+		{"results[full].convergence_ms < 1e9", "PASS results[full].convergence_ms < 1000000000: observed " + conv},
+		{"results[full].convergence_ms > 1e9", "FAIL results[full].convergence_ms > 1000000000: observed " + conv},
+		{"results[full].accepted == 20", "PASS results[full].accepted == 20: observed 20"},
+		{"results[full].reclaim.reclaim_ms < 1s", "FAIL results[full].reclaim.reclaim_ms < 1000: no data (is the model that produces it turned on?)"},
+		{"results[nobody].attempts < 1", "FAIL results[nobody].attempts < 1: no data (is the model that produces it turned on?)"},
+		{"mean(results[full].attempts) > 0", "FAIL mean(results[full].attempts) > 0: no data (is the model that produces it turned on?)"},
+	}
+	for _, tt := range tests {
+		if got := mustParse(t, tt.check).Eval(doc).String(); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
+	}
+	if got := mustParse(t, "attempts > 0").ForPolicy("exponential").Eval(doc).String(); !strings.HasPrefix(got, "PASS results[exponential].attempts > 0: observed ") {
+		t.Errorf("ForPolicy: %s", got)
+	}
+}
+
+func TestEvalStatistics(t *testing.T) {
+	doc := build(t, "replications=3")
+	var runs []float64
+	s, _ := config.Parse("t.yaml", []byte(twoPolicies), nil)
+	for seed := uint64(3); seed < 6; seed++ {
+		r, err := results.RunOne(s, s.Policies[1], seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, float64(r.Attempts))
+	}
+	lo, hi := min(runs[0], runs[1], runs[2]), max(runs[0], runs[1], runs[2])
+	for _, tt := range []struct {
+		stat string
+		want float64
+	}{{"min", lo}, {"max", hi}, {"mean", (runs[0] + runs[1] + runs[2]) / 3}} {
+		o := mustParse(t, tt.stat+"(results[full].attempts) > 0").Eval(doc)
+		if !o.HasData || o.Observed != tt.want {
+			t.Errorf("%s: observed %v (data %v), want %v", tt.stat, o.Observed, o.HasData, tt.want)
+		}
+	}
+}
+
+func TestDocumentMetricNamesAreValidRefs(t *testing.T) {
+	doc := build(t, "replications=2")
+	s, _ := config.Parse("t.yaml", []byte(twoPolicies), []string{"replications=2"})
+	cat, err := results.NewCatalog(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := DocumentMetrics(doc)
+	for _, m := range ms {
+		ref, err := results.ParseMetricRef(m.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if err := cat.Check(ref); err != nil {
+			t.Errorf("%s: %v", m.Name, err)
+		}
+		if v, ok := Lookup(doc, ref); !ok || v != m.Value {
+			t.Errorf("%s: Lookup %v %v, want %v", m.Name, v, ok, m.Value)
+		}
+	}
+	if len(ms) < 2*10*(1+len(results.Stats)) {
+		t.Errorf("only %d metrics", len(ms))
+	}
+}
