@@ -52,9 +52,18 @@ type ClaimResult struct {
 	Floor Floor
 }
 
-// KickChannel is the NOTIFY channel for replaced connections. Channels are
-// database-wide (not per schema); receivers filter by gateway id.
+// KickChannel is the seed's NOTIFY channel for replaced connections.
+// Channels are database-wide, so a store opened with a schema uses
+// KickChannel + "_" + schema instead: labs sharing a database stay apart.
 const KickChannel = "im_kick"
+
+// kickChannel is this store's channel (see KickChannel).
+func (s *PG) kickChannel() string {
+	if s.schema == "" {
+		return KickChannel
+	}
+	return KickChannel + "_" + s.schema
+}
 
 // ClaimRoute is the seed's claimRoute: in one transaction it ensures the
 // device's floor row, locks it, accepts the claim only if (epoch, attempt) is
@@ -119,7 +128,7 @@ func (s *PG) claim(ctx context.Context, c Claim, reregister bool) (ClaimResult, 
 			c.Device, v, c.Epoch, c.Attempt)
 		write.Queue(upsertRouteSQL, c.Device, c.Gateway, c.Conn, v)
 		if prev.Conn != "" {
-			write.Queue(`SELECT pg_notify($1, $2)`, KickChannel,
+			write.Queue(`SELECT pg_notify($1, $2)`, s.kickChannel(),
 				Kick{Gateway: prev.Gateway, Conn: prev.Conn, Device: c.Device, Version: v}.Payload())
 		}
 		if err := tx.SendBatch(ctx, write).Close(); err != nil {

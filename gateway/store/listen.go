@@ -40,7 +40,7 @@ func ParseKick(payload string) (Kick, error) {
 
 // ListenKicks opens a dedicated connection (not from the pool, so a busy
 // pool cannot delay it and a dead one is noticed at once), LISTENs on
-// KickChannel, calls ready once listening, then calls onKick for every
+// the store's kick channel, calls ready once listening, then calls onKick for every
 // notification until ctx ends or the connection fails; it returns that
 // error. Notifications sent while no connection listens are lost: the caller
 // reconciles in ready.
@@ -52,7 +52,7 @@ func (s *PG) ListenKicks(ctx context.Context, ready func(), onKick func(Kick)) e
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+KickChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.kickChannel()}.Sanitize()); err != nil {
 		return err
 	}
 	ready()

@@ -21,7 +21,8 @@ var schemaSQL string
 // at once would otherwise race on CREATE TABLE IF NOT EXISTS).
 const migrateLockKey = 0x5707_6a7e
 
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// schemaName leaves room for the kick channel name (63 bytes at most).
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
 
 // CheckSchema reports whether name is usable as Options.Schema ("" is).
 func CheckSchema(name string) error {
@@ -35,7 +36,7 @@ func CheckSchema(name string) error {
 type Options struct {
 	// Schema, when set, is created by Migrate and becomes the session's
 	// search_path, so tests and labs can share one database. Lower-case
-	// letters, digits and underscores only.
+	// letters, digits and underscores, at most 55 bytes.
 	Schema string
 	// AppName is the connections' application_name (pg_stat_activity), e.g.
 	// "gateway-gw-a"; the LISTEN connection appends "-listen".
