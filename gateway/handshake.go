@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,11 +25,18 @@ type rejection struct {
 	status  int
 	reason  string
 	message string
+	detail  string // logged, not sent (database errors)
 	device  string // when the request named one
 }
 
 func reject(status int, reason, message string) *rejection {
 	return &rejection{status: status, reason: reason, message: message}
+}
+
+// storeUnavailable answers a database error with 503 + Retry-After.
+func storeUnavailable(err error) *rejection {
+	return &rejection{status: protocol.StatusServiceUnavailable, reason: reasonStore,
+		message: "store unavailable", detail: err.Error()}
 }
 
 // parseHandshake checks the request's shape without touching the database
@@ -117,7 +125,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, hs handshake) (*conn, *rej
 	}
 	ok, err := g.deps.Handshakes.Authenticate(ctx, hs.device, hs.token)
 	if err != nil {
-		return nil, reject(protocol.StatusServiceUnavailable, reasonStore, "authenticate: "+err.Error())
+		return nil, storeUnavailable(err)
 	}
 	if !ok {
 		return nil, reject(protocol.StatusUnauthorized, reason401, "unknown device or wrong token")
@@ -131,14 +139,16 @@ func (g *Gateway) claimHandshake(ctx context.Context, hs handshake) (*conn, *rej
 	res, err := g.deps.Handshakes.ClaimRoute(ctx, store.Claim{
 		Device: hs.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: hs.epoch, Attempt: hs.attempt})
 	if err != nil {
-		g.reg.remove(c)
-		return nil, reject(protocol.StatusServiceUnavailable, reasonStore, err.Error())
+		// The commit may have happened with only its answer lost: release
+		// whatever this conn id might hold, or it would outlive the conn.
+		go g.endSession(c, -1, "claim failed")
+		return nil, storeUnavailable(err)
 	}
 	if !res.Accepted {
 		g.reg.remove(c)
-		return nil, reject(protocol.StatusConflict, reason409, "claim ("+
-			strconv.FormatInt(hs.epoch, 10)+", "+strconv.FormatInt(hs.attempt, 10)+") not newer than floor ("+
-			strconv.FormatInt(res.Floor.Epoch, 10)+", "+strconv.FormatInt(res.Floor.Attempt, 10)+")")
+		return nil, reject(protocol.StatusConflict, reason409, fmt.Sprintf(
+			"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)",
+			hs.epoch, hs.attempt, res.Floor.Epoch, res.Floor.Attempt))
 	}
 	c.version.Store(res.Version)
 	g.metrics.Claims.Add(1)

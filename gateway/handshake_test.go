@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -153,4 +154,27 @@ func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
 	if ev := p.logs.events("stale_routes_released"); len(ev) != 1 || ev[0].num("count") != 1 {
 		t.Errorf("stale_routes_released lines %v, want one with count 1", ev)
 	}
+}
+
+// failingClaims fails every claim after it reached the database.
+type failingClaims struct{ gateway.Handshakes }
+
+func (failingClaims) ClaimRoute(context.Context, store.Claim) (store.ClaimResult, error) {
+	return store.ClaimResult{}, errors.New("connection reset during commit")
+}
+
+// TestStoreErrorAnswers503: a database error on the handshake path is a 503
+// with Retry-After (retry, maybe elsewhere), counted as reason "store", and
+// leaves no connection registered.
+func TestStoreErrorAnswers503(t *testing.T) {
+	s, _ := setup(t, 1)
+	p := startInproc(t, testConfig("gw-err"), gateway.Deps{Handshakes: failingClaims{s}, Leases: leasePool(t, s), Kicks: s})
+	_, resp, err := dial(context.Background(), p.addr, "u-000-d1", 0, 1, true)
+	if err == nil || status(resp) != 503 || resp.Header.Get(protocol.HeaderRetryAfter) != "1" {
+		t.Fatalf("status %d err %v, want 503 with Retry-After 1", status(resp), err)
+	}
+	if got := p.g.Metrics().Rejected("store"); got != 1 {
+		t.Errorf("store rejections %d, want 1", got)
+	}
+	waitFor(t, 2*time.Second, "no connection registered", func() bool { return p.g.Connections() == 0 })
 }

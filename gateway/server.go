@@ -70,8 +70,11 @@ func (g *Gateway) writeRejection(w http.ResponseWriter, r *http.Request, rej *re
 	if rej.status == protocol.StatusTooManyRequests || rej.status == protocol.StatusServiceUnavailable {
 		w.Header().Set(protocol.HeaderRetryAfter, strconv.Itoa(g.cfg.retryAfterSeconds()))
 	}
-	g.log.Info("rejected", "status", rej.status, "reason", rej.reason, "cause", rej.message,
-		"device", rej.device, "remote", r.RemoteAddr)
+	args := []any{"status", rej.status, "reason", rej.reason, "cause", rej.message, "device", rej.device, "remote", r.RemoteAddr}
+	if rej.detail != "" {
+		args = append(args, "err", rej.detail)
+	}
+	g.log.Info("rejected", args...)
 	http.Error(w, rej.message, rej.status)
 }
 
