@@ -2,7 +2,11 @@ package config
 
 import (
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
+
+	"stormsim/sim"
 )
 
 // A valid scenario in block style, so that every key has its own line:
@@ -118,7 +122,7 @@ func TestBadInput(t *testing.T) {
 			"bad.yaml:1: the config must be a mapping of keys (name:, clients:, ...) (got a sequence)"},
 		{"odd key bytes are quoted",
 			"clients: 10\n\"a\\nb\": 1\n",
-			`bad.yaml:2: "a\nb": unknown key; valid keys: name, seed, clients, disconnect, initial_jitter, admission, policies, metrics, replications`},
+			`bad.yaml:2: "a\nb": unknown key; valid keys: ` + strings.Join(scenarioKeys(), ", ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,4 +182,17 @@ func TestSyntaxErrorLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scenarioKeys lists the top-level keys of a scenario in declaration order,
+// as the decoder offers them.
+func scenarioKeys() []string {
+	var keys []string
+	t := reflect.TypeOf(sim.Scenario{})
+	for i := 0; i < t.NumField(); i++ {
+		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
 }
