@@ -75,7 +75,7 @@ func parseBound(s string, m results.MetricRef) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number, a percentage or a duration such as 250ms", s)
 	}
-	switch TimeUnit(m.Field) {
+	switch results.TimeUnit(m.Field) {
 	case "ms":
 		return float64(d) / float64(time.Millisecond), nil
 	case "s":
@@ -97,25 +97,6 @@ func finite(f float64, s string) error {
 		return fmt.Errorf("%q must be a finite number", s)
 	}
 	return nil
-}
-
-// TimeUnit is the time unit of a metric field, from the nearest part of
-// its path that names one: "ms" for _ms, "s" for _seconds, "" for a count
-// or a rate (_per_s).
-func TimeUnit(field string) string {
-	parts := strings.Split(results.Pattern(field), ".")
-	for i := len(parts) - 1; i >= 0; i-- {
-		p := strings.TrimSuffix(parts[i], "[]")
-		switch {
-		case strings.HasSuffix(p, "_per_s"):
-			return ""
-		case strings.HasSuffix(p, "_ms"):
-			return "ms"
-		case strings.HasSuffix(p, "_seconds"):
-			return "s"
-		}
-	}
-	return ""
 }
 
 // Holds reports whether observed satisfies the check's comparison.

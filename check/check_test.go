@@ -64,19 +64,6 @@ func TestHolds(t *testing.T) {
 	}
 }
 
-func TestTimeUnit(t *testing.T) {
-	tests := []struct{ field, want string }{
-		{"convergence_ms", "ms"}, {"connect_ms.p99", "ms"}, {"reclaim.stale_route_seconds", "s"},
-		{"database.peak_rows_per_s", ""}, {"attempts", ""}, {"gateways[1].accepted", ""},
-		{"database.time_above_budget_ms", "ms"}, {"detection_ms[0].x", "ms"},
-	}
-	for _, tt := range tests {
-		if got := TimeUnit(tt.field); got != tt.want {
-			t.Errorf("TimeUnit(%q) = %q, want %q", tt.field, got, tt.want)
-		}
-	}
-}
-
 const twoPolicies = "name: t\nseed: 3\nclients: 20\nadmission: {kind: slots, slot: 10ms, per_slot: 5}\n" +
 	"policies:\n  - {name: exponential, base: 100ms, cap: 400ms}\n  - {name: full, base: 100ms, cap: 400ms}\n"
 

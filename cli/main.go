@@ -25,6 +25,8 @@ type command struct {
 	name    string
 	summary string // one line for the command list
 	usage   string // arguments after "stormsim NAME"
+	// takesArgs allows arguments besides flags (files to read).
+	takesArgs bool
 	// run executes the command with its arguments (after the name). An
 	// error without an exit code means ExitInternal.
 	run func(env *env, args []string) error
@@ -165,7 +167,7 @@ func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err 
 	if err != nil {
 		return false, usageErrorf("stormsim %s: %v (see stormsim help %s)", c.name, err, c.name)
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !c.takesArgs {
 		return false, usageErrorf("stormsim %s: unexpected argument %q (see stormsim help %s)", c.name, fs.Arg(0), c.name)
 	}
 	return false, nil

@@ -155,3 +155,22 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// TimeUnit is the time unit of a metric field, from the nearest part of
+// its path that names one: "ms" for _ms, "s" for _seconds, "" for a count
+// or a rate (_per_s).
+func TimeUnit(field string) string {
+	parts := strings.Split(Pattern(field), ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := strings.TrimSuffix(parts[i], "[]")
+		switch {
+		case strings.HasSuffix(p, "_per_s"):
+			return ""
+		case strings.HasSuffix(p, "_ms"):
+			return "ms"
+		case strings.HasSuffix(p, "_seconds"):
+			return "s"
+		}
+	}
+	return ""
+}

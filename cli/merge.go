@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"fmt"
+
+	"stormsim/sweep"
+)
+
+func init() {
+	register(command{
+		name:      "merge",
+		summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
+		usage:     "DIR... -o OUT [--charts=false]",
+		run:       merge,
+		takesArgs: true,
+	})
+}
+
+func merge(e *env, args []string) error {
+	cmd, _ := lookup("merge")
+	fs := flagSet(cmd.name)
+	out := fs.StringP("out", "o", "", "write the merged sweep into `OUT` (created)")
+	charts := fs.Bool("charts", true, "draw the charts")
+	if done, err := parse(e, cmd, fs, args); done || err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return usageErrorf("stormsim merge: give the shard directories and -o OUT")
+	}
+	written, err := sweep.Merge(*out, fs.Args(), *charts)
+	if err != nil {
+		return sweepError(err)
+	}
+	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), *out, len(written))
+	return err
+}

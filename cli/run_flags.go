@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/spf13/pflag"
+)
+
+// runFlags are the flags that say how many storms to run and on how many
+// goroutines; none of them changes a result byte except --replications.
+type runFlags struct {
+	replications int
+	workers      int
+}
+
+func (f *runFlags) add(fs *pflag.FlagSet) {
+	fs.IntVar(&f.replications, "replications", 0, "run `R` seeds (seed, seed+1, ...) per policy and report mean, std, quantiles and 95% CI; default the config's replications")
+	fs.IntVar(&f.workers, "workers", 0, "run `N` storms at once; default the number of CPUs (results do not depend on it)")
+}
+
+// check validates the flags for command cmd.
+func (f *runFlags) check(cmd string) error {
+	if f.replications < 0 {
+		return usageErrorf("stormsim %s: --replications must be >= 1 (got %d)", cmd, f.replications)
+	}
+	if f.workers < 0 {
+		return usageErrorf("stormsim %s: --workers must be >= 1 (got %d)", cmd, f.workers)
+	}
+	return nil
+}
+
+// sets returns the --set overrides with --replications appended, so that
+// the result's config echo and hash say how many replications ran.
+func (f *runFlags) sets(sets []string) []string {
+	if f.replications == 0 {
+		return sets
+	}
+	return append(append([]string(nil), sets...), "replications="+strconv.Itoa(f.replications))
+}
+
+// isTerminal reports whether w is a terminal, for live progress lines.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
