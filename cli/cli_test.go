@@ -127,7 +127,7 @@ func TestRunJSONIsDeterministicAndVersioned(t *testing.T) {
 
 func TestRunWritesResultFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "dir")
-	code, stdout, stderr := stormsim("run", "-c", ownConfigs[1], "-o", dir, "--format", "json")
+	code, stdout, stderr := stormsim("run", "-c", ownConfigs[1], "-o", dir, "--format", "json", "--charts=false")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

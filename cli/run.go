@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"stormsim/plots"
 	"stormsim/results"
 )
 
@@ -12,7 +13,7 @@ func init() {
 	register(command{
 		name:    "run",
 		summary: "run the storm of a config once per policy and print a summary or JSON",
-		usage:   "-c FILE [--set path=value]... [--policy label]... [--format table|json] [-o DIR]",
+		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--format table|json] [-o DIR [--charts=false]]",
 		run:     run,
 	})
 }
@@ -26,13 +27,20 @@ func run(e *env, args []string) error {
 	var sf scenarioFlags
 	sf.add(fs)
 	format := fs.String("format", "table", "stdout `format`: table or json")
-	outDir := fs.StringP("out", "o", "", "also write the JSON result to `DIR`/"+ResultFile+" (DIR is created)")
+	outDir := fs.StringP("out", "o", "", "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
+	charts := fs.Bool("charts", true, "with -o, draw the charts (PNG and SVG) into DIR")
+	var rf runFlags
+	rf.add(fs)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
 	if *format != "table" && *format != "json" {
 		return usageErrorf("stormsim run: --format must be table or json (got %q)", *format)
 	}
+	if err := rf.check(cmd.name); err != nil {
+		return err
+	}
+	sf.sets = rf.sets(sf.sets)
 	s, err := sf.load(cmd.name)
 	if err != nil {
 		return err
@@ -45,7 +53,7 @@ func run(e *env, args []string) error {
 			return usageErrorf("stormsim run: -o %s: %v", *outDir, err)
 		}
 	}
-	doc, err := results.Build(s, sf.policies)
+	doc, err := results.BuildParallel(s, sf.policies, rf.workers)
 	if err != nil {
 		return err
 	}
@@ -53,6 +61,11 @@ func run(e *env, args []string) error {
 		path := filepath.Join(*outDir, ResultFile)
 		if err := doc.WriteJSON(path); err != nil {
 			return fmt.Errorf("stormsim run: writing %s: %w", path, err)
+		}
+		if *charts {
+			if _, err := plots.Write(*outDir, chartRun(doc, s), plots.Options{}); err != nil {
+				return fmt.Errorf("stormsim run: %w", err)
+			}
 		}
 	}
 	if *format == "json" {
@@ -63,5 +76,8 @@ func run(e *env, args []string) error {
 		_, err = e.stdout.Write(data)
 		return err
 	}
-	return doc.WriteTable(e.stdout)
+	if err := doc.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	return doc.WriteSummaryTable(e.stdout)
 }

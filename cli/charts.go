@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"math"
+
+	"stormsim/config"
+	"stormsim/plots"
+	"stormsim/results"
+	"stormsim/sim"
+)
+
+// chartRun turns a result document into what the charts draw. s is the
+// resolved scenario the document ran (for the admission capacity line);
+// nil draws no capacity line. With replications, the work-vs-time chart
+// gets the 95% confidence interval of each policy's mean attempts and
+// convergence time, and the reclaim histogram every replication's reclaim.
+func chartRun(doc *results.Document, s *sim.Scenario) plots.Run {
+	capacity := math.Inf(1)
+	if s != nil {
+		capacity = s.Admission.New().WindowBound(s.Metrics.Window)
+	}
+	run := plots.FromResults(doc.Name, doc.Seed, doc.Results, capacity)
+	for i := range run.Policies {
+		p := &run.Policies[i]
+		for _, sum := range doc.Summary {
+			if sum.Policy != p.Policy {
+				continue
+			}
+			attempts, ok1 := sum.Metrics.Lookup("attempts")
+			convergence, ok2 := sum.Metrics.Lookup("convergence_ms")
+			if ok1 && ok2 {
+				p.Replicated = &plots.Replicated{Runs: len(attempts.Runs), Attempts: ciSpread(attempts),
+					ConvergenceMs: ciSpread(convergence), SpreadKind: "mean ± 95% CI"}
+			}
+			if rc, ok := sum.Metrics.Lookup("reclaim.reclaim_ms"); ok && i == 0 && run.Reclaim != nil {
+				run.Reclaim.TimesMs = rc.Runs
+			}
+		}
+	}
+	return run
+}
+
+func ciSpread(m results.MetricStat) plots.Spread {
+	return plots.Spread{Mean: m.Mean, Lo: m.CI95[0], Hi: m.CI95[1]}
+}
+
+// scenarioOf decodes the config echoed in a saved document, or returns nil
+// if this stormsim cannot read it (then charts draw no capacity line).
+func scenarioOf(path string, doc *results.Document) *sim.Scenario {
+	s, err := config.Parse(path+": config", doc.Config, nil)
+	if err != nil {
+		return nil
+	}
+	return s
+}

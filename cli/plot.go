@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"stormsim/check"
+	"stormsim/plots"
+)
+
+func init() {
+	register(command{
+		name:      "plot",
+		summary:   "redraw the charts of saved results, overlaying several runs with their names",
+		usage:     "RESULT.json... -o DIR [--label NAME]...",
+		run:       plot,
+		takesArgs: true,
+	})
+}
+
+func plot(e *env, args []string) error {
+	cmd, _ := lookup("plot")
+	fs := flagSet(cmd.name)
+	outDir := fs.StringP("out", "o", "", "write the charts into `DIR` (created)")
+	labels := fs.StringArray("label", nil, "legend `name` of each result, in order (repeatable); default each config's name, or its file when names repeat")
+	if done, err := parse(e, cmd, fs, args); done || err != nil {
+		return err
+	}
+	files := fs.Args()
+	if *outDir == "" || len(files) == 0 {
+		return usageErrorf("stormsim plot: give result files and -o DIR")
+	}
+	if len(*labels) > 0 && len(*labels) != len(files) {
+		return usageErrorf("stormsim plot: %d --label for %d results; give one per result or none", len(*labels), len(files))
+	}
+	var runs []plots.Run
+	names := map[string]int{}
+	for _, f := range files {
+		doc, err := check.ReadDocument(f)
+		if err != nil {
+			return badInput(err)
+		}
+		run := chartRun(doc, scenarioOf(f, doc))
+		names[run.Name]++
+		runs = append(runs, run)
+	}
+	for i := range runs {
+		switch {
+		case len(*labels) > 0:
+			runs[i].Label = (*labels)[i]
+		case names[runs[i].Name] > 1:
+			runs[i].Label = fileLabel(files[i])
+		}
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return usageErrorf("stormsim plot: -o %s: %v", *outDir, err)
+	}
+	written, err := plots.Overlay(*outDir, runs, plots.Options{})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "wrote %d chart files into %s\n", len(written), *outDir)
+	return err
+}
+
+// fileLabel names a result by its file: "runs/before/result.json" is
+// "before", "old.json" is "old".
+func fileLabel(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".json")
+	if base == strings.TrimSuffix(ResultFile, ".json") {
+		return filepath.Base(filepath.Dir(path))
+	}
+	return base
+}
