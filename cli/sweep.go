@@ -99,4 +99,3 @@ func sweepError(err error) error {
 	}
 	return err
 }
-
