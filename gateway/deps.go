@@ -15,11 +15,11 @@ type Handshakes interface {
 	ReregisterRoute(ctx context.Context, c store.Claim) (ok bool, version int64, err error)
 	ReleaseRoute(ctx context.Context, device, conn string) error
 	EventsAfter(ctx context.Context, conv string, after int64, limit int) ([]protocol.Event, int64, error)
-	Floors(ctx context.Context, devices []string) (map[string]store.Floor, error)
 }
 
-// Leases is the store work of the lease loop and the drain. It gets its own
-// small pool so that a claim storm cannot starve renewals.
+// Leases is the store work of the lease loop, kick reconciliation and the
+// drain. It gets its own small pool so that a claim storm cannot starve
+// renewals or delay closing replaced connections.
 type Leases interface {
 	RenewLease(ctx context.Context, gateway string, lease time.Duration) error
 	ExpireLease(ctx context.Context, gateway string) error

@@ -30,7 +30,9 @@ func (g *Gateway) listenLoop(ctx context.Context) {
 			}
 			connected = true
 			backoff = listenBackoffMin
-			g.reconcile(ctx, g.deps.Handshakes.Floors, "listen")
+			// On the lease pool, which a handshake storm cannot starve, and
+			// concurrently with the notifications that now arrive again.
+			go g.reconcile(ctx, "listen")
 		}, g.onKick)
 		was := g.listening.Swap(false)
 		if ctx.Err() != nil {
@@ -70,7 +72,10 @@ func (g *Gateway) closeReplaced(c *conn, source string) {
 
 // reconcile closes local connections whose device's floor records a newer
 // claim than theirs: they were replaced while their kick could not arrive.
-func (g *Gateway) reconcile(ctx context.Context, floors func(context.Context, []string) (map[string]store.Floor, error), source string) {
+func (g *Gateway) reconcile(ctx context.Context, source string) {
+	if ctx.Err() != nil {
+		return
+	}
 	conns := g.reg.all()
 	if len(conns) == 0 {
 		return
@@ -80,7 +85,7 @@ func (g *Gateway) reconcile(ctx context.Context, floors func(context.Context, []
 		devices[i] = c.device
 	}
 	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	got, err := floors(rctx, devices)
+	got, err := g.deps.Leases.Floors(rctx, devices)
 	cancel()
 	if err != nil {
 		return

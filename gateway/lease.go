@@ -27,8 +27,8 @@ func (g *Gateway) leaseExpired() bool {
 	return g.mono()-time.Duration(g.lastRenew.Load()) >= g.cfg.Lease
 }
 
-// leaseLoop runs every Config.Period: renew, sweep, heartbeat, and reconcile
-// while the LISTEN connection is down.
+// leaseLoop runs every Config.Period: renew, reconcile while the LISTEN
+// connection is down, sweep, heartbeat.
 func (g *Gateway) leaseLoop(ctx context.Context) {
 	t := time.NewTicker(g.cfg.Period())
 	defer t.Stop()
@@ -54,15 +54,15 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 		g.log.Info("lease_regained")
 		go g.reregister(ctx)
 	}
+	if !g.listening.Load() { // kicks are being lost: reconcile before anything slower
+		rctx, cancel := context.WithTimeout(ctx, g.cfg.Period())
+		g.reconcile(rctx, "lease_loop")
+		cancel()
+	}
 	if !s.lost && g.mono() >= s.skipSweepUntil {
 		g.sweep(ctx)
 	}
 	g.heartbeat(g.mono())
-	if !g.listening.Load() {
-		rctx, cancel := context.WithTimeout(ctx, g.cfg.Period())
-		g.reconcile(rctx, g.deps.Leases.Floors, "lease_loop")
-		cancel()
-	}
 }
 
 // renew extends the lease; it may take up to half a lease (the loop then
