@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,11 +17,11 @@ type Progress struct {
 	live  bool
 	every time.Duration
 
-	allPoints, points, runs int // grid size, points and storms this run does
-	pointsDone, runsDone    atomic.Int64
-	started                 time.Time
-	stop                    chan struct{}
-	wg                      sync.WaitGroup
+	grid, points, resumed, runs int // grid size, this run's points (resumed ones included), storms to run
+	pointsDone, runsDone        atomic.Int64
+	started                     time.Time
+	stop                        chan struct{}
+	wg                          sync.WaitGroup
 }
 
 // Report intervals: often enough to look alive on a terminal, rarely
@@ -39,11 +40,11 @@ func NewProgress(w io.Writer, live bool) *Progress {
 	return &Progress{w: w, live: live, every: every}
 }
 
-func (p *Progress) begin(allPoints, points, runs int) {
+func (p *Progress) begin(grid, points, resumed, runs int) {
 	if p == nil {
 		return
 	}
-	p.allPoints, p.points, p.runs = allPoints, points, runs
+	p.grid, p.points, p.resumed, p.runs = grid, points, resumed, runs
 	p.started = time.Now()
 	p.stop = make(chan struct{})
 	p.wg.Add(1)
@@ -85,12 +86,20 @@ func (p *Progress) end() {
 
 // print writes the progress line; the last one ends with a newline.
 func (p *Progress) print(last bool) {
-	points, runs := p.pointsDone.Load(), p.runsDone.Load()
+	points, runs := p.pointsDone.Load()+int64(p.resumed), p.runsDone.Load()
 	elapsed := time.Since(p.started)
-	line := fmt.Sprintf("sweep: %d/%d points, %d/%d runs, %s", points, p.points, runs, p.runs, elapsed.Round(100*time.Millisecond))
-	if p.points < p.allPoints {
-		line = fmt.Sprintf("sweep: %d/%d points (of %d in the grid), %d/%d runs, %s", points, p.points, p.allPoints, runs, p.runs, elapsed.Round(100*time.Millisecond))
+	var notes []string
+	if p.resumed > 0 {
+		notes = append(notes, fmt.Sprintf("%d resumed", p.resumed))
 	}
+	if p.points < p.grid {
+		notes = append(notes, fmt.Sprintf("shard of %d", p.grid))
+	}
+	line := fmt.Sprintf("sweep: %d/%d points", points, p.points)
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, ", ") + ")"
+	}
+	line += fmt.Sprintf(", %d/%d runs, %s", runs, p.runs, elapsed.Round(100*time.Millisecond))
 	if !last && runs > 0 && runs < int64(p.runs) {
 		left := time.Duration(float64(elapsed) / float64(runs) * float64(int64(p.runs)-runs))
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))

@@ -69,7 +69,7 @@ func (p *Plan) Run(opt Options) (charts []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	runErr := p.runPoints(points[done:], out, opt)
+	runErr := p.runPoints(points, done, out, opt)
 	if err := out.Close(); runErr == nil {
 		runErr = err
 	}
@@ -118,9 +118,11 @@ func short(hash string) string { return hash[:min(len(hash), len("sha256:")+12)]
 // job is one storm: replication rep of policy pol at todo point t.
 type job struct{ t, pol, rep int }
 
-// runPoints runs every replication of every policy of points on a worker
-// pool and writes each point's record to out in order.
-func (p *Plan) runPoints(points []Point, out *os.File, opt Options) error {
+// runPoints runs every replication of every policy of the points after
+// the first done on a worker pool and writes each point's record to out
+// in order.
+func (p *Plan) runPoints(all []Point, done int, out *os.File, opt Options) error {
+	points := all[done:]
 	var jobs []job
 	slots := make([][][][]results.Metric, len(points)) // [t][policy][rep]
 	remaining := make([]atomic.Int64, len(points))
@@ -138,7 +140,7 @@ func (p *Plan) runPoints(points []Point, out *os.File, opt Options) error {
 		}
 		remaining[t].Store(int64(len(s.Policies) * s.Replications))
 	}
-	opt.Progress.begin(len(p.Points), len(points), len(jobs))
+	opt.Progress.begin(len(p.Points), len(all), done, len(jobs))
 	defer opt.Progress.end()
 
 	finished := make(chan int, len(points))

@@ -1,0 +1,301 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"stormsim/results"
+)
+
+// dirFiles reads every file of dir by name.
+func dirFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = data
+	}
+	return out
+}
+
+func sameFiles(t *testing.T, got, want string) {
+	t.Helper()
+	g, w := dirFiles(t, got), dirFiles(t, want)
+	var gn, wn []string
+	for n := range g {
+		gn = append(gn, n)
+	}
+	for n := range w {
+		wn = append(wn, n)
+	}
+	slices.Sort(gn)
+	slices.Sort(wn)
+	if !slices.Equal(gn, wn) {
+		t.Fatalf("%s holds %v, %s holds %v", got, gn, want, wn)
+	}
+	for n := range w {
+		if !bytes.Equal(g[n], w[n]) {
+			t.Errorf("%s differs between %s and %s", n, got, want)
+		}
+	}
+}
+
+func mustRun(t *testing.T, p *Plan, opt Options) []string {
+	t.Helper()
+	charts, err := p.Run(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return charts
+}
+
+func TestRunIsIdenticalForAnyWorkerCount(t *testing.T) {
+	p := plan(t, small, 0)
+	one, three := t.TempDir(), t.TempDir()
+	mustRun(t, p, Options{Dir: one, Workers: 1, NoCharts: true})
+	mustRun(t, p, Options{Dir: three, Workers: 3, NoCharts: true})
+	sameFiles(t, three, one)
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range dirFiles(t, one) {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	if !slices.Equal(names, []string{CSVFile, ManifestFile, PointsFile}) {
+		t.Errorf("files %v", names)
+	}
+}
+
+// TestRecordsMatchDirectRuns checks each point's line against storms run
+// one at a time with seeds seed, seed+1.
+func TestRecordsMatchDirectRuns(t *testing.T) {
+	p := plan(t, small, 0)
+	dir := t.TempDir()
+	mustRun(t, p, Options{Dir: dir, NoCharts: true})
+	recs, err := readRecords(filepath.Join(dir, PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(p.Points) {
+		t.Fatalf("%d records for %d points", len(recs), len(p.Points))
+	}
+	for i, r := range recs {
+		pt := p.Points[i]
+		if r.Index != i || r.ID != pt.ID || r.Sweep != p.Hash || r.ConfigHash != pt.ConfigHash || r.Seed != 7 || r.Replications != 2 {
+			t.Errorf("record %d header %+v", i, r)
+		}
+		if r.Values[0].Path != "admission.per_slot" || r.Values[1].Label != []string{"25ms", "100ms"}[i%2] {
+			t.Errorf("record %d values %v", i, r.Values)
+		}
+		for pol, spec := range pt.Scenario.Policies {
+			var want []float64
+			for seed := uint64(7); seed < 9; seed++ {
+				res, err := results.RunOne(pt.Scenario, spec, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, res.ConvergenceMs)
+			}
+			got, ok := r.Results[pol].Metrics.Lookup("convergence_ms")
+			if r.Results[pol].Policy != spec.Label || !ok || !slices.Equal(got.Runs, want) {
+				t.Errorf("point %d %s: convergence runs %v, want %v", i, spec.Label, got.Runs, want)
+			}
+		}
+	}
+}
+
+func TestShardsMergeToTheUnshardedSweep(t *testing.T) {
+	p := plan(t, small, 0)
+	whole := t.TempDir()
+	charts := mustRun(t, p, Options{Dir: whole})
+	// convergence_ms for both policies and p95 attempts of one, as heat maps.
+	if len(charts) != 6 {
+		t.Errorf("charts %v, want 3 heat maps in 2 formats", charts)
+	}
+	for _, shards := range []int{2, 4, 7} {
+		var dirs []string
+		for i := range shards {
+			d := t.TempDir()
+			mustRun(t, p, Options{Dir: d, Shard: i, Shards: shards, Workers: 1 + i%2})
+			if _, err := os.Stat(filepath.Join(d, CSVFile)); err == nil {
+				t.Error("a shard wrote the CSV")
+			}
+			dirs = append(dirs, d)
+		}
+		merged := t.TempDir()
+		if _, err := Merge(merged, dirs, true); err != nil {
+			t.Fatal(err)
+		}
+		sameFiles(t, merged, whole)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	p := plan(t, small, 0)
+	var dirs []string
+	for i := range 2 {
+		d := t.TempDir()
+		mustRun(t, p, Options{Dir: d, Shard: i, Shards: 2})
+		dirs = append(dirs, d)
+	}
+	other := t.TempDir()
+	mustRun(t, plan(t, small, 3), Options{Dir: other, Shard: 1, Shards: 2})
+	tests := []struct {
+		name string
+		dirs []string
+		want string
+	}{
+		{"missing shard", dirs[:1], "3 of 6 points are missing (first: point 1)"},
+		{"shard twice", []string{dirs[0], dirs[1], dirs[0]}, "point 0 is in both"},
+		{"other sweep", []string{dirs[0], other}, "is from another sweep"},
+		{"no dirs", nil, "name at least one shard directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Merge(t.TempDir(), tt.dirs, false)
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want an InputError containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResumeSkipsFinishedPoints(t *testing.T) {
+	p := plan(t, small, 0)
+	whole := t.TempDir()
+	mustRun(t, p, Options{Dir: whole, NoCharts: true})
+	lines := bytes.SplitAfter(dirFiles(t, whole)[PointsFile], []byte("\n"))
+
+	dir := t.TempDir()
+	// Two finished points and half of a third, as a killed run leaves them.
+	cut := append(append(append([]byte{}, lines[0]...), lines[1]...), lines[2][:len(lines[2])/2]...)
+	if err := os.WriteFile(filepath.Join(dir, PointsFile), cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	mustRun(t, p, Options{Dir: dir, Resume: true, NoCharts: true, Progress: NewProgress(&progress, false)})
+	sameFiles(t, dir, whole)
+	// 4 points were left, 2 policies x 2 replications each.
+	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (2 resumed), 16/16 runs") {
+		t.Errorf("progress %q, want 4 points run", progress.String())
+	}
+	// Resuming a finished sweep runs nothing.
+	progress.Reset()
+	mustRun(t, p, Options{Dir: dir, Resume: true, NoCharts: true, Progress: NewProgress(&progress, false)})
+	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (6 resumed), 0/0 runs") {
+		t.Errorf("progress %q, want nothing run", progress.String())
+	}
+	sameFiles(t, dir, whole)
+}
+
+func TestResumeRejectsForeignLines(t *testing.T) {
+	p := plan(t, small, 0)
+	dir := t.TempDir()
+	mustRun(t, plan(t, small, 3), Options{Dir: dir, NoCharts: true})
+	before := dirFiles(t, dir)[PointsFile]
+	_, err := p.Run(Options{Dir: dir, Resume: true, NoCharts: true})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "was written by another sweep") {
+		t.Errorf("error %v, want another-sweep InputError", err)
+	}
+	if !bytes.Equal(dirFiles(t, dir)[PointsFile], before) {
+		t.Error("a rejected resume changed sweep.ndjson")
+	}
+	shard := t.TempDir()
+	mustRun(t, p, Options{Dir: shard, Shard: 1, Shards: 3, NoCharts: true})
+	_, err = p.Run(Options{Dir: shard, Resume: true, Shard: 0, Shards: 3})
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "holds point 1 where this run expects point 0") {
+		t.Errorf("error %v, want wrong-shard InputError", err)
+	}
+}
+
+func TestFinalizeNeedsEveryPoint(t *testing.T) {
+	p := plan(t, small, 0)
+	dir := t.TempDir()
+	mustRun(t, p, Options{Dir: dir, Shard: 0, Shards: 2})
+	_, err := Finalize(dir, false)
+	if err == nil || !strings.Contains(err.Error(), "3 of 6 points are done") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	one := plan(t, strings.Replace(strings.Replace(small, "replications: 2", "replications: 1", 1), "  - p95(results[equal].attempts)\n", "", 1), 0)
+	dir := t.TempDir()
+	mustRun(t, one, Options{Dir: dir, NoCharts: true})
+	rows := strings.Split(strings.TrimSpace(string(dirFiles(t, dir)[CSVFile])), "\n")
+	if len(rows) != 1+6*2 {
+		t.Fatalf("%d rows, want a header and 12", len(rows))
+	}
+	if !strings.HasPrefix(rows[0], "index,id,admission.per_slot,policies[0].base,seed,replications,policy,clients,attempts,") || strings.Contains(rows[0], "std(") {
+		t.Errorf("header %s", rows[0])
+	}
+	recs, _ := readRecords(filepath.Join(dir, PointsFile))
+	attempts, _ := recs[5].Results[1].Metrics.Lookup("attempts")
+	want := "5,admission.per_slot=8 policies[0].base=100ms,8,100ms,7,1,equal,20," + number(attempts.Mean) + ","
+	if !strings.HasPrefix(rows[12], want) {
+		t.Errorf("last row %s, want prefix %s", rows[12], want)
+	}
+	replicated := t.TempDir()
+	mustRun(t, plan(t, small, 0), Options{Dir: replicated, NoCharts: true})
+	header, _, _ := strings.Cut(string(dirFiles(t, replicated)[CSVFile]), "\n")
+	if !strings.Contains(header, ",attempts,std(attempts),p50(attempts),p95(attempts),p99(attempts),min(attempts),max(attempts),ci95_lo(attempts),ci95_hi(attempts),") {
+		t.Errorf("replicated header %s", header)
+	}
+}
+
+func TestAxisValuesJSONKeepsOrder(t *testing.T) {
+	in := AxisValues{{"z", "1"}, {"a", "2s"}}
+	data, _ := json.Marshal(in)
+	if string(data) != `{"z":"1","a":"2s"}` {
+		t.Errorf("got %s", data)
+	}
+	var out AxisValues
+	if err := json.Unmarshal(data, &out); err != nil || !slices.Equal(out, in) {
+		t.Errorf("round trip %v %v", out, err)
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	for _, tt := range []struct {
+		live       bool
+		prefix     string
+		suffix     string
+		grid, pts  int
+		resumed    int
+		wantPrefix string
+	}{
+		{true, "\r\033[K", "\n", 10, 10, 0, "sweep: 1/10 points, 1/5 runs, "},
+		{false, "", "\n", 10, 4, 1, "sweep: 2/4 points (1 resumed, shard of 10), 1/5 runs, "},
+	} {
+		var b bytes.Buffer
+		p := NewProgress(&b, tt.live)
+		p.begin(tt.grid, tt.pts, tt.resumed, 5)
+		p.runDone()
+		p.pointDone()
+		p.end()
+		got := b.String()
+		if !strings.HasPrefix(got, tt.prefix+tt.wantPrefix) || !strings.HasSuffix(got, tt.suffix) || strings.Count(got, "\n") != 1 {
+			t.Errorf("live=%v: %q", tt.live, got)
+		}
+	}
+	var nilProgress *Progress
+	nilProgress.begin(1, 1, 0, 1)
+	nilProgress.runDone()
+	nilProgress.end()
+}
