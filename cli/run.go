@@ -12,7 +12,7 @@ import (
 func init() {
 	register(command{
 		name:    "run",
-		summary: "run the storm of a config once per policy and print a summary or JSON",
+		summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
 		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--format table|json] [-o DIR [--charts=false]]",
 		run:     run,
 	})
