@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkChartFiles checks that dir holds each chart as a decodable PNG
+// with more than a handful of colours and as an SVG document.
+func checkChartFiles(t *testing.T, dir string, charts ...string) {
+	t.Helper()
+	for _, c := range charts {
+		data, err := os.ReadFile(filepath.Join(dir, c+".png"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Errorf("%s.png: %v", c, err)
+			continue
+		}
+		b := img.Bounds()
+		colours := map[[4]uint32]bool{}
+		for y := b.Min.Y; y < b.Max.Y; y += 3 {
+			for x := b.Min.X; x < b.Max.X; x += 3 {
+				r, g, bl, a := img.At(x, y).RGBA()
+				colours[[4]uint32{r, g, bl, a}] = true
+			}
+		}
+		if b.Dx() < 600 || b.Dy() < 400 || len(colours) < 20 {
+			t.Errorf("%s.png: %dx%d with %d colours: looks empty", c, b.Dx(), b.Dy(), len(colours))
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, c+".svg"))
+		if err != nil || !bytes.Contains(svg, []byte("<svg")) || len(svg) < 5000 {
+			t.Errorf("%s.svg: %d bytes, err %v", c, len(svg), err)
+		}
+	}
+}
+
+func TestRunWritesCharts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkChartFiles(t, dir, "attempts", "connected", "work-vs-time")
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 7 {
+		t.Errorf("%d files, want result.json and 3 charts in 2 formats", len(entries))
+	}
+}
+
+func TestRunReplications(t *testing.T) {
+	cfg := ownConfigs[1]
+	plain, _ := runJSON(t, "-c", cfg)
+	one, _ := runJSON(t, "-c", cfg, "--replications", "1", "--workers", "3")
+	if one != plain {
+		t.Error("--replications 1 changed the JSON")
+	}
+	first, doc := runJSON(t, "-c", cfg, "--replications", "4", "--workers", "1")
+	again, _ := runJSON(t, "-c", cfg, "--replications", "4", "--workers", "4")
+	if first != again {
+		t.Error("the worker count changed the JSON")
+	}
+	reps, _ := doc["replications"].(map[string]any)
+	if reps["count"] != 4.0 || len(doc["summary"].([]any)) != 1 || doc["config"].(map[string]any)["replications"] != 4.0 {
+		t.Errorf("replications %v, summary %v", reps, doc["summary"])
+	}
+	// The first replication is the single run: same result entries.
+	if !strings.Contains(first, plain[strings.Index(plain, `"results": [`):strings.LastIndex(plain, "\n}")]) {
+		t.Error("results of a replicated run differ from the single run's")
+	}
+	code, stdout, _ := stormsim("run", "-c", cfg, "--replications", "3")
+	if code != ExitOK || !strings.Contains(stdout, "over 3 replications (seeds 1..3): mean ± half-width of the 95% confidence interval\n") {
+		t.Errorf("table: exit %d\n%s", code, stdout)
+	}
+	for _, args := range [][]string{{"--replications", "-1"}, {"--workers", "-2"}} {
+		if code, _, stderr := stormsim(append([]string{"run", "-c", cfg}, args...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d %s", args, code, stderr)
+		}
+	}
+}
+
+func TestPlotOverlaysSavedResults(t *testing.T) {
+	base := t.TempDir()
+	var files []string
+	for _, name := range []string{"before", "after"} {
+		dir := filepath.Join(base, name)
+		args := []string{"run", "-c", ownConfigs[0], "-o", dir, "--charts=false", "--policy", "full"}
+		if name == "after" {
+			args = append(args, "--set", "policies[1].cap=1s")
+		}
+		if code, _, stderr := stormsim(args...); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		files = append(files, filepath.Join(dir, ResultFile))
+	}
+	out := filepath.Join(base, "charts")
+	code, stdout, stderr := stormsim(append([]string{"plot", "-o", out}, files...)...)
+	if code != ExitOK || stdout != "wrote 6 chart files into "+out+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	checkChartFiles(t, out, "attempts", "connected", "work-vs-time")
+	// Both runs share a config name, so the legend names them by directory.
+	svg, _ := os.ReadFile(filepath.Join(out, "connected.svg"))
+	if !bytes.Contains(svg, []byte("before")) || !bytes.Contains(svg, []byte("after")) {
+		t.Error("overlay legend does not name the runs")
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot", "-o", out, filepath.Join(base, "none.json")}, "open "},
+		{[]string{"plot", "-o", out, files[0], "--label", "a", "--label", "b", "--label", "c"}, "stormsim plot: 3 --label for 1 results"},
+		{[]string{"plot", files[0]}, "stormsim plot: give result files and -o DIR"},
+		{[]string{"plot", "-o", out, ownConfigs[0]}, ownConfigs[0] + ": not a stormsim result document"},
+	} {
+		if code, _, stderr := stormsim(tt.args...); code != ExitUsage || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+func TestNewCommandsHaveHelp(t *testing.T) {
+	for _, c := range []string{"check", "sweep", "merge", "plot"} {
+		code, stdout, stderr := stormsim("help", c)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "Usage: stormsim "+c+" ") {
+			t.Errorf("help %s: exit %d, stdout %q, stderr %q", c, code, stdout, stderr)
+		}
+	}
+}
