@@ -299,3 +299,31 @@ func TestProgressLines(t *testing.T) {
 	nilProgress.runDone()
 	nilProgress.end()
 }
+
+// TestChartsPerAxisCount pins which charts a sweep draws: one line chart
+// per metric (a line per policy) for one axis, and one small-multiples
+// chart per metric and policy for three.
+func TestChartsPerAxisCount(t *testing.T) {
+	oneAxis := strings.Replace(small, "  policies[0].base: {from: 25ms, to: 100ms, steps: 2}\n", "", 1)
+	threeAxes := strings.Replace(small, "axes:\n", "axes:\n  initial_jitter: [0s, 50ms]\n", 1)
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"one axis", oneAxis, []string{"convergence_ms", "equal-p95-attempts"}},
+		{"three axes", threeAxes, []string{"convergence_ms-full", "convergence_ms-equal", "equal-p95-attempts"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			charts := mustRun(t, plan(t, tt.yaml, 0), Options{Dir: dir})
+			var want []string
+			for _, c := range tt.want {
+				want = append(want, filepath.Join(dir, c+".png"), filepath.Join(dir, c+".svg"))
+			}
+			if !slices.Equal(charts, want) {
+				t.Errorf("charts\n %v\nwant\n %v", charts, want)
+			}
+		})
+	}
+}
