@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"stormsim/internal/suggest"
 )
 
 // field is one YAML-tagged struct field: its key and its index in the struct.
@@ -38,34 +40,13 @@ func fieldsOf(t reflect.Type) []field {
 func closestKey(key string, fields []field) (string, bool) {
 	best, bestDist := "", -1
 	for _, f := range fields {
-		d := editDistance(strings.ToLower(key), f.key)
+		d := suggest.Distance(strings.ToLower(key), f.key)
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = f.key, d
 		}
 	}
 	limit := max(2, len(key)/3)
 	return best, bestDist >= 0 && bestDist <= limit
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // keyList joins the valid keys for an "unknown key" message.

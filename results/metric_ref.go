@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"stormsim/internal/suggest"
 	"stormsim/sim"
 )
 
@@ -124,7 +125,7 @@ func (c Catalog) closest(m MetricRef) string {
 	for _, label := range labels {
 		for _, f := range ResultFieldNames() {
 			cand := MetricRef{Stat: m.Stat, Policy: label, Field: strings.ReplaceAll(f, "[]", "[0]")}.String()
-			if d := editDistance(want, cand); bestDist < 0 || d < bestDist {
+			if d := suggest.Distance(want, cand); bestDist < 0 || d < bestDist {
 				best, bestDist = cand, d
 			}
 		}
@@ -133,27 +134,6 @@ func (c Catalog) closest(m MetricRef) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // TimeUnit is the time unit of a metric field, from the nearest part of

@@ -78,20 +78,6 @@ func TestCatalogCheck(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"convergance", "convergence", 1}, {"ab", "ba", 2},
-	}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestTimeUnit(t *testing.T) {
 	tests := []struct{ field, want string }{
 		{"convergence_ms", "ms"}, {"connect_ms.p99", "ms"}, {"reclaim.stale_route_seconds", "s"},
