@@ -13,9 +13,14 @@ import (
 type NetworkSpec struct {
 	RTT        Distribution `yaml:"rtt"`         // round-trip time
 	ServerTime Distribution `yaml:"server_time"` // time the server spends on a handshake
+	// RejectTime, when set, is the server time of a handshake that is not
+	// admitted (429, 503, refused) instead of ServerTime: a gateway that
+	// checks admission before any database work answers those far sooner
+	// than it claims a route. Absent, every attempt takes ServerTime.
+	RejectTime *Distribution `yaml:"reject_time"`
 }
 
-// Validate checks both distributions.
+// Validate checks the distributions.
 func (n *NetworkSpec) Validate() error {
 	if err := n.RTT.Validate(); err != nil {
 		return prefixParam("rtt", err)
@@ -23,7 +28,17 @@ func (n *NetworkSpec) Validate() error {
 	if err := n.ServerTime.Validate(); err != nil {
 		return prefixParam("server_time", err)
 	}
+	if n.RejectTime != nil {
+		if err := n.RejectTime.Validate(); err != nil {
+			return prefixParam("reject_time", err)
+		}
+	}
 	return nil
+}
+
+// IsZero reports whether no attempt is ever delayed.
+func (n *NetworkSpec) IsZero() bool {
+	return n.RTT.IsZero() && n.ServerTime.IsZero() && (n.RejectTime == nil || n.RejectTime.IsZero())
 }
 
 // Legs returns, for client c's attempt number attempt, the one-way time to
@@ -34,8 +49,27 @@ func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
 	return rtt / 2, rtt - rtt/2 + server
 }
 
+// Back is the time from client c's attempt number attempt reaching the
+// server to its answer reaching the client: Legs's back for an admitted
+// attempt, and with RejectTime set, rtt - rtt/2 + reject_time for one that
+// is not (drawn from the same stream as server_time).
+func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool) time.Duration {
+	if admitted || n.RejectTime == nil {
+		_, back := n.Legs(seed, c, attempt)
+		return back
+	}
+	rtt := n.RTT.Sample(policies.Draw(seed, c, attempt, policies.StreamNetwork))
+	return rtt - rtt/2 + n.RejectTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+}
+
 // MaxRoundTrip bounds out + back for any attempt.
-func (n *NetworkSpec) MaxRoundTrip() time.Duration { return n.RTT.Upper() + n.ServerTime.Upper() }
+func (n *NetworkSpec) MaxRoundTrip() time.Duration {
+	server := n.ServerTime.Upper()
+	if n.RejectTime != nil {
+		server = max(server, n.RejectTime.Upper())
+	}
+	return n.RTT.Upper() + server
+}
 
 func prefixParam(prefix string, err error) error {
 	if pe, ok := err.(*policies.ParamError); ok {

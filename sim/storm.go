@@ -53,7 +53,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if policies.UsesPrevious(st.b.Policy) {
 		st.prev = make([]time.Duration, s.Clients)
 	}
-	if s.Network != nil && !(s.Network.RTT.IsZero() && s.Network.ServerTime.IsZero()) {
+	if s.Network != nil && !s.Network.IsZero() {
 		st.net = s.Network
 	}
 	if s.Gateways != nil {
@@ -118,7 +118,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	w := st.rec.attempt(t, out, gw)
 	var back time.Duration
 	if st.net != nil {
-		_, back = st.net.Legs(st.seed, uint64(c), uint64(a))
+		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted)
 	}
 	if out == admitted {
 		st.rec.accept(w, gw)

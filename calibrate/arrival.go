@@ -1,0 +1,84 @@
+package calibrate
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"stormsim/gateway/client"
+)
+
+// Arrival is a phase's attempts per window counted where the simulator
+// counts them: when they reach the gateway, rtt/2 after they were sent.
+// A rejected attempt's rtt is its whole latency (the gateway does no work
+// for it), so it is placed at the midpoint of sent and answered. An
+// admitted attempt's answer also waited for the route claim, so its midpoint
+// would fall up to half a claim too late; it is placed at sent + RTTMs/2,
+// the median rejected latency (capped at its own latency). Window i covers
+// [i*window, (i+1)*window) from the phase's origin.
+type Arrival struct {
+	RTTMs                 float64 `json:"rtt_ms"`
+	Attempts              []int64 `json:"attempts"`
+	Accepts               []int64 `json:"accepts"`
+	Rejects               []int64 `json:"rejects"`
+	PeakAttemptsPerWindow int64   `json:"peak_attempts_per_window"`
+	PeakAcceptsPerWindow  int64   `json:"peak_accepts_per_window"`
+	FirstWindowAttempts   int64   `json:"first_window_attempts"` // attempts in the window of the first attempt
+}
+
+// arrivalSeries counts the attempts sent in [from, until).
+func arrivalSeries(events []client.Event, from, until time.Time, window time.Duration) Arrival {
+	var phase []client.Event
+	var rejected []float64
+	for _, ev := range events {
+		if ev.Kind != client.EventAttempt || ev.Sent.Before(from) || !ev.Sent.Before(until) {
+			continue
+		}
+		phase = append(phase, ev)
+		if ev.Status != http.StatusSwitchingProtocols {
+			rejected = append(rejected, ms(ev.Answered.Sub(ev.Sent)))
+		}
+	}
+	var a Arrival
+	if len(rejected) > 0 {
+		a.RTTMs = stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(rejected)), nil)
+	}
+	rtt := time.Duration(a.RTTMs * float64(time.Millisecond))
+	add := func(series *[]int64, i int) {
+		for len(*series) <= i {
+			*series = append(*series, 0)
+		}
+		(*series)[i]++
+	}
+	for _, ev := range phase {
+		latency := ev.Answered.Sub(ev.Sent)
+		if ev.Status == http.StatusSwitchingProtocols {
+			latency = min(latency, rtt)
+		}
+		i := int((ev.Sent.Sub(from) + latency/2) / window)
+		add(&a.Attempts, i)
+		if ev.Status == http.StatusSwitchingProtocols {
+			add(&a.Accepts, i)
+		} else {
+			add(&a.Rejects, i)
+		}
+	}
+	n := len(a.Attempts)
+	a.Accepts, a.Rejects = padInts(a.Accepts, n), padInts(a.Rejects, n)
+	for i, v := range a.Attempts {
+		a.PeakAttemptsPerWindow = max(a.PeakAttemptsPerWindow, v)
+		a.PeakAcceptsPerWindow = max(a.PeakAcceptsPerWindow, a.Accepts[i])
+		if a.FirstWindowAttempts == 0 {
+			a.FirstWindowAttempts = v
+		}
+	}
+	return a
+}
+
+func padInts(s []int64, n int) []int64 {
+	out := make([]int64, n)
+	copy(out, s)
+	return out
+}

@@ -1,0 +1,225 @@
+package calibrate
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"stormsim/plots"
+	"stormsim/sim"
+)
+
+// BandChartPrefix names the per-window band charts: NAME-attempts.png and
+// NAME-accepts.png (and .svg).
+const BandChartPrefix = "band"
+
+// writeCharts draws into dir: the plots package's overlay of the real runs
+// and both simulations (attempts per window, connected fraction, work
+// against time, reclaim time against the simulated distribution), and for
+// attempts and accepts per window the real series over the calibrated
+// model's 95% band. It returns the paths written.
+func writeCharts(dir string, s *sim.Scenario, p plan, rep *Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	runs := []plots.Run{realPlotRun(s, p, rep)}
+	for i, sm := range rep.Simulations {
+		runs = append(runs, simPlotRun(s, p, sm, i == 0))
+	}
+	written, err := plots.Overlay(dir, runs, plots.Options{})
+	if err != nil {
+		return written, err
+	}
+	for _, sm := range rep.Simulations {
+		if sm.Label != LabelCalibrated {
+			continue
+		}
+		for _, c := range sm.Series {
+			if c.Pass == nil {
+				continue
+			}
+			paths, err := bandChart(dir, rep, sm, c, uncalibratedMean(rep, c.Series))
+			written = append(written, paths...)
+			if err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// realPlotRun is the real runs' mean series as a plots.Run.
+func realPlotRun(s *sim.Scenario, p plan, rep *Report) plots.Run {
+	ps := plots.PolicySeries{Policy: rep.Policy, Clients: s.Clients, WindowMs: ms(p.window)}
+	var attempts, convergence, p99, reclaims []float64
+	for _, r := range rep.Real {
+		attempts = append(attempts, float64(r.Crash.Attempts))
+		convergence = append(convergence, r.Crash.ConvergenceMs)
+		p99 = append(p99, r.Crash.ConnectMs.P99)
+		reclaims = append(reclaims, r.ReclaimMs)
+	}
+	for _, sm := range rep.Simulations[:1] {
+		for _, c := range sm.Series {
+			switch c.Series {
+			case "attempts":
+				ps.AttemptsPerWindow = c.Real
+			case "accepts":
+				ps.AcceptsPerWindow = c.Real
+			}
+		}
+	}
+	ps.ConvergenceMs, ps.ConnectP99Ms = stat.Mean(convergence, nil), stat.Mean(p99, nil)
+	if len(rep.Real) > 1 {
+		ps.Replicated = &plots.Replicated{Runs: len(rep.Real), Attempts: plots.MeanMinMax(attempts),
+			ConvergenceMs: plots.MeanMinMax(convergence), SpreadKind: "min–max"}
+	}
+	label := "real"
+	if n := len(rep.Real); n > 1 {
+		label = fmt.Sprintf("real (mean of %d)", n)
+	}
+	return plots.Run{Name: s.Name, Seed: s.Seed, Label: label, Policies: []plots.PolicySeries{ps},
+		CapacityPerWindow: p.acceptBound,
+		Reclaim:           &plots.Reclaim{TimesMs: reclaims, BoundMs: [2]float64{ms(p.reclaimLo), ms(p.reclaimHi)}}}
+}
+
+// simPlotRun is a simulation's mean series, with its replication spread
+// and, if withReclaim, the simulated reclaim times (the lease model does not
+// depend on the network, so one simulation's histogram stands for both).
+func simPlotRun(s *sim.Scenario, p plan, sm Simulation, withReclaim bool) plots.Run {
+	ps := plots.PolicySeries{Policy: sm.results[0].Policy, Clients: s.Clients, WindowMs: ms(p.window)}
+	for _, c := range sm.Series {
+		switch c.Series {
+		case "attempts":
+			ps.AttemptsPerWindow = c.SimMean
+		case "accepts":
+			ps.AcceptsPerWindow = c.SimMean
+		}
+	}
+	var attempts, convergence, p99, reclaims []float64
+	for _, r := range sm.results {
+		attempts = append(attempts, float64(r.Attempts))
+		convergence = append(convergence, r.ConvergenceMs)
+		p99 = append(p99, r.ConnectMs.P99)
+		if r.Reclaim != nil {
+			reclaims = append(reclaims, r.Reclaim.ReclaimMs)
+		}
+	}
+	ps.ConvergenceMs, ps.ConnectP99Ms = stat.Mean(convergence, nil), stat.Mean(p99, nil)
+	ps.Replicated = &plots.Replicated{Runs: len(sm.results), Attempts: centralSpread(attempts),
+		ConvergenceMs: centralSpread(convergence), SpreadKind: "central 95% of replications"}
+	run := plots.Run{Name: s.Name, Seed: s.Seed, Label: "sim " + sm.Label + " (mean)", Policies: []plots.PolicySeries{ps},
+		CapacityPerWindow: p.acceptBound}
+	if withReclaim && len(reclaims) > 0 {
+		run.Reclaim = &plots.Reclaim{TimesMs: reclaims, BoundMs: [2]float64{ms(p.reclaimLo), ms(p.reclaimHi)}}
+	}
+	return run
+}
+
+func centralSpread(v []float64) plots.Spread {
+	lo, hi := interval(v)
+	return plots.Spread{Mean: stat.Mean(v, nil), Lo: lo, Hi: hi}
+}
+
+// uncalibratedMean is the uncalibrated model's mean of series name, if run.
+func uncalibratedMean(rep *Report, name string) []float64 {
+	for _, sm := range rep.Simulations {
+		if sm.Label != LabelUncalibrated {
+			continue
+		}
+		for _, c := range sm.Series {
+			if c.Series == name {
+				return c.SimMean
+			}
+		}
+	}
+	return nil
+}
+
+// Colours of the band chart: the real series in ink, the calibrated model
+// in blue with its band, the uncalibrated mean in orange.
+var (
+	inkColor   = color.RGBA{0x22, 0x22, 0x22, 0xff}
+	modelColor = color.RGBA{0x1f, 0x6f, 0xb4, 0xff}
+	bandColor  = color.RGBA{0x1f, 0x6f, 0xb4, 0x40}
+	otherColor = color.RGBA{0xe0, 0x7b, 0x1a, 0xff}
+)
+
+// bandChart draws one count series: the calibrated model's per-window 95%
+// band and mean, the uncalibrated mean, and the real series on top.
+func bandChart(dir string, rep *Report, sm Simulation, c SeriesComparison, uncal []float64) ([]string, error) {
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("%s: real %s per %.0f ms window against the calibrated model (W1 %.0f ms, p %.2f)",
+		rep.Name, c.Series, c.WindowMs, c.W1Ms, c.W1P)
+	pl.Title.TextStyle.Font.Size = vg.Points(10)
+	pl.X.Label.Text = "time since the crash (s)"
+	pl.Y.Label.Text = c.Series + " per window"
+	pl.Add(plotter.NewGrid())
+	pl.Legend.Top = true
+
+	step := func(values []float64) plotter.XYs {
+		xy := make(plotter.XYs, 0, 2*len(values))
+		for i, v := range values {
+			x0, x1 := float64(i)*c.WindowMs/1000, float64(i+1)*c.WindowMs/1000
+			xy = append(xy, plotter.XY{X: x0, Y: v}, plotter.XY{X: x1, Y: v})
+		}
+		return xy
+	}
+	lo, hi := step(c.SimLo), step(c.SimHi)
+	poly := make(plotter.XYs, 0, len(lo)+len(hi))
+	poly = append(poly, hi...)
+	for i := len(lo) - 1; i >= 0; i-- {
+		poly = append(poly, lo[i])
+	}
+	band, err := plotter.NewPolygon(poly)
+	if err != nil {
+		return nil, err
+	}
+	band.Color, band.LineStyle.Width = bandColor, 0
+	pl.Add(band)
+	pl.Legend.Add(fmt.Sprintf("calibrated model: central 95%% of %d runs", sm.Replications), band)
+
+	line := func(values []float64, col color.Color, width float64, dashed bool, label string) error {
+		l, err := plotter.NewLine(step(values))
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = col, vg.Points(width)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		pl.Add(l)
+		pl.Legend.Add(label, l)
+		return nil
+	}
+	if err := line(c.SimMean, modelColor, 1.2, true, "calibrated model: mean"); err != nil {
+		return nil, err
+	}
+	if len(uncal) > 0 {
+		if err := line(uncal, otherColor, 1.2, true, "uncalibrated model: mean"); err != nil {
+			return nil, err
+		}
+	}
+	realLabel := "real"
+	if n := len(rep.Real); n > 1 {
+		realLabel = fmt.Sprintf("real (mean of %d runs)", n)
+	}
+	if err := line(c.Real, inkColor, 2, false, realLabel); err != nil {
+		return nil, err
+	}
+	pl.Y.Min = 0
+	var written []string
+	for _, ext := range []string{"png", "svg"} {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s.%s", BandChartPrefix, c.Series, ext))
+		if err := pl.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+			return written, err
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}

@@ -1,0 +1,128 @@
+package calibrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// writeReport writes rep as indented JSON, atomically (a temporary file
+// renamed into place), so a failed run never leaves half a report.
+func writeReport(path string, rep *Report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// WriteTable prints the report for a terminal: the lab checks, the fit,
+// and per simulation one row per metric (real, simulated mean and 95%
+// interval, relative error, inside the interval) and one per series.
+func (r *Report) WriteTable(w io.Writer) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "%s: %d clients, policy %s, %d real run(s) from seed %d, %d replications per model\n\n",
+		r.Name, r.Clients, r.Policy, len(r.Real), r.Seed, replications(r))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tkind\tcheck\texpected\tobserved\tok")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Run, c.Kind, c.Name, c.Expected, c.Observed, yesNo(c.Pass))
+	}
+	tw.Flush()
+	f := r.Fit
+	fmt.Fprintf(b, "\nfit from %d rejected and %d admitted handshakes, %d notices:\n", f.RejectedSamples, f.AdmittedSamples, f.NoticeSamples)
+	fmt.Fprintf(b, "  rtt          %s  (rejected handshakes: p50 %s, p90 %s)\n", describeDist(f.Network.RTT), fmtMs(f.RejectedMs.P50), fmtMs(f.RejectedMs.P90))
+	fmt.Fprintf(b, "  server_time  %s  (admitted handshakes: p50 %s, p90 %s)\n", describeDist(f.Network.ServerTime), fmtMs(f.AdmittedMs.P50), fmtMs(f.AdmittedMs.P90))
+	fmt.Fprintf(b, "  detection    %s  (notice after SIGKILL: p50 %s, max %s)\n", describeDist(f.Detection.Delay), fmtMs(f.NoticeMs.P50), fmtMs(f.NoticeMs.Max))
+	for _, sm := range r.Simulations {
+		fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications; twin: the replications with the real runs' seeds)\n", sm.Label)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "metric\treal\tsim mean\tsim 95% interval\trel error\tinside\ttwin\treal pct\t")
+		for _, m := range sm.Metrics {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\t%.0f%%\t\n", m.Metric, fmtValue(m.Real, m.Unit), fmtValue(m.SimMean, m.Unit),
+				fmtValue(m.SimLo, m.Unit), fmtValue(m.SimHi, m.Unit), fmtRel(m.RelError), yesNo(m.Inside), fmtValue(m.SimTwin, m.Unit), 100*m.RealPercentile)
+		}
+		tw.Flush()
+		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "series per window\tinside spread\tinside 95% band\tW1\tKS\tW1 p\t")
+		for _, c := range sm.Series {
+			if c.Pass == nil {
+				fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t-\t-\t-\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows, c.WindowsInside, c.Windows)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%.0f ms\t%.3f\t%.2f\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows,
+				c.WindowsInside, c.Windows, c.W1Ms, c.KS, c.W1P)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(b, "\nagreement")
+	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, a := range r.Agreement {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Simulation, a.Name, a.Criterion, a.Observed, passFail(a.Pass))
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func replications(r *Report) int {
+	if len(r.Simulations) == 0 {
+		return 0
+	}
+	return r.Simulations[0].Replications
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+func fmtMs(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.3gs", v/1000)
+	}
+	return fmt.Sprintf("%.3gms", v)
+}
+
+func fmtValue(v float64, unit string) string {
+	if unit == "ms" {
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtRel(v float64) string {
+	if math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*v)
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"stormsim/calibrate"
+)
+
+func init() {
+	register(command{
+		name:    "calibrate",
+		summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
+		usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--runs K] [--replications R] [--database-url URL] [--gateway-bin PATH]",
+		run:     calibrateCmd,
+	})
+}
+
+func calibrateCmd(e *env, args []string) error {
+	cmd, _ := lookup("calibrate")
+	fs := flagSet(cmd.name)
+	var sf scenarioFlags
+	sf.add(fs)
+	var opt calibrate.Options
+	fs.StringVarP(&opt.OutDir, "out", "o", "", "write calibration.json, real.ndjson, charts/ and logs/ into `DIR` (created)")
+	fs.IntVar(&opt.Runs, "runs", calibrate.DefaultRuns, "real storms to run, `K`; run k uses seed seed+k-1")
+	fs.IntVar(&opt.Replications, "replications", calibrate.DefaultReplications, "simulated storms per model, `R` (seeds seed .. seed+R-1)")
+	fs.StringVar(&opt.DatabaseURL, "database-url", "", "PostgreSQL `URL` on loopback; default $DATABASE_URL, else a throwaway cluster if initdb is installed")
+	fs.StringVar(&opt.GatewayBin, "gateway-bin", "", "the gateway binary `PATH`; default: go build ./cmd/gateway")
+	fs.IntVar(&opt.MaxClients, "max-clients", calibrate.DefaultMaxClients, "refuse configs with more than `N` clients")
+	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D`")
+	if done, err := parse(e, cmd, fs, args); done || err != nil {
+		return err
+	}
+	if opt.OutDir == "" {
+		return usageErrorf("stormsim calibrate: -o/--out DIR is required")
+	}
+	if len(sf.policies) > 1 {
+		return usageErrorf("stormsim calibrate: give at most one --policy (the real clients use one)")
+	}
+	if opt.Timeout <= 0 || opt.MaxClients < 1 {
+		return usageErrorf("stormsim calibrate: --timeout and --max-clients must be > 0 (got %v, %d)", opt.Timeout, opt.MaxClients)
+	}
+	s, err := sf.load(cmd.name)
+	if err != nil {
+		return err
+	}
+	if len(sf.policies) == 1 {
+		opt.Policy = sf.policies[0]
+	}
+	opt.Progress = e.stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := calibrate.Run(ctx, s, opt)
+	var ue *calibrate.UsageError
+	switch {
+	case errors.As(err, &ue):
+		return usageErrorf("stormsim calibrate: %s: %v", sf.configPath, ue)
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("stormsim calibrate: interrupted; every process and schema it started is gone: %w", err)
+	case err != nil:
+		return fmt.Errorf("stormsim calibrate: %w", err)
+	}
+	if err := rep.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nwritten: %s, %s, %s/\n", filepath.Join(opt.OutDir, calibrate.ReportFile),
+		filepath.Join(opt.OutDir, calibrate.RecordFile), filepath.Join(opt.OutDir, calibrate.ChartsDir))
+	if !rep.Passed() {
+		return &exitError{code: ExitCheckFailed, err: errors.New("stormsim calibrate: a lab check or an agreement of the calibrated model failed (see the table)")}
+	}
+	return nil
+}

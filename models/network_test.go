@@ -1,0 +1,62 @@
+package models
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNetworkBack: rtt 40 ms and server time 10 ms; an admitted attempt's
+// answer comes 40/2 + 10 = 30 ms after it arrives, and with a reject time
+// of 0 a rejected one's after 40/2 = 20 ms. Without a reject time both take
+// 30 ms, as Legs says.
+func TestNetworkBack(t *testing.T) {
+	fixed := func(d time.Duration) Distribution { return Distribution{Dist: "fixed", Value: d} }
+	zero := fixed(0)
+	cases := []struct {
+		name     string
+		net      NetworkSpec
+		admitted bool
+		want     time.Duration
+	}{
+		{"admitted, no reject time", NetworkSpec{RTT: fixed(40 * time.Millisecond), ServerTime: fixed(10 * time.Millisecond)}, true, 30 * time.Millisecond},
+		{"rejected, no reject time", NetworkSpec{RTT: fixed(40 * time.Millisecond), ServerTime: fixed(10 * time.Millisecond)}, false, 30 * time.Millisecond},
+		{"admitted, reject time 0", NetworkSpec{RTT: fixed(40 * time.Millisecond), ServerTime: fixed(10 * time.Millisecond), RejectTime: &zero}, true, 30 * time.Millisecond},
+		{"rejected, reject time 0", NetworkSpec{RTT: fixed(40 * time.Millisecond), ServerTime: fixed(10 * time.Millisecond), RejectTime: &zero}, false, 20 * time.Millisecond},
+		{"odd rtt keeps the longer half on the way back", NetworkSpec{RTT: fixed(3), ServerTime: fixed(10), RejectTime: &zero}, false, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.net.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.net.Back(1, 2, 3, c.admitted); got != c.want {
+				t.Errorf("Back = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestNetworkRejectTimeBounds: MaxRoundTrip covers the slower of the two
+// server times, and a bad reject time is reported under its key.
+func TestNetworkRejectTimeBounds(t *testing.T) {
+	slow := Distribution{Dist: "uniform", Min: 0, Max: 50 * time.Millisecond}
+	n := NetworkSpec{RTT: Distribution{Value: 10 * time.Millisecond}, ServerTime: Distribution{Value: 20 * time.Millisecond}, RejectTime: &slow}
+	if got, want := n.MaxRoundTrip(), 60*time.Millisecond; got != want {
+		t.Errorf("MaxRoundTrip = %v, want %v", got, want)
+	}
+	for i := uint64(0); i < 1000; i++ {
+		out, _ := n.Legs(1, i, 1)
+		if back := n.Back(1, i, 1, false); out+back > n.MaxRoundTrip() {
+			t.Fatalf("attempt %d: %v + %v exceeds MaxRoundTrip %v", i, out, back, n.MaxRoundTrip())
+		}
+	}
+	bad := Distribution{Dist: "lognormal", Median: 0, Sigma: 1}
+	n.RejectTime = &bad
+	if err := n.Validate(); err == nil || !strings.HasPrefix(err.Error(), "reject_time.median:") {
+		t.Errorf("Validate = %v, want a reject_time.median error", err)
+	}
+	if (&NetworkSpec{RejectTime: &Distribution{}}).IsZero() != true {
+		t.Error("all-zero network with a zero reject time is not zero")
+	}
+}
