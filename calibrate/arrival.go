@@ -19,13 +19,8 @@ import (
 // the median rejected latency (capped at its own latency). Window i covers
 // [i*window, (i+1)*window) from the phase's origin.
 type Arrival struct {
-	RTTMs                 float64 `json:"rtt_ms"`
-	Attempts              []int64 `json:"attempts"`
-	Accepts               []int64 `json:"accepts"`
-	Rejects               []int64 `json:"rejects"`
-	PeakAttemptsPerWindow int64   `json:"peak_attempts_per_window"`
-	PeakAcceptsPerWindow  int64   `json:"peak_accepts_per_window"`
-	FirstWindowAttempts   int64   `json:"first_window_attempts"` // attempts in the window of the first attempt
+	RTTMs float64 `json:"rtt_ms"`
+	Series
 }
 
 // arrivalSeries counts the attempts sent in [from, until).
@@ -46,39 +41,19 @@ func arrivalSeries(events []client.Event, from, until time.Time, window time.Dur
 		a.RTTMs = stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(rejected)), nil)
 	}
 	rtt := time.Duration(a.RTTMs * float64(time.Millisecond))
-	add := func(series *[]int64, i int) {
-		for len(*series) <= i {
-			*series = append(*series, 0)
-		}
-		(*series)[i]++
-	}
 	for _, ev := range phase {
 		latency := ev.Answered.Sub(ev.Sent)
 		if ev.Status == http.StatusSwitchingProtocols {
 			latency = min(latency, rtt)
 		}
 		i := int((ev.Sent.Sub(from) + latency/2) / window)
-		add(&a.Attempts, i)
+		countWindows(&a.Attempts, i)
 		if ev.Status == http.StatusSwitchingProtocols {
-			add(&a.Accepts, i)
+			countWindows(&a.Accepts, i)
 		} else {
-			add(&a.Rejects, i)
+			countWindows(&a.Rejects, i)
 		}
 	}
-	n := len(a.Attempts)
-	a.Accepts, a.Rejects = padInts(a.Accepts, n), padInts(a.Rejects, n)
-	for i, v := range a.Attempts {
-		a.PeakAttemptsPerWindow = max(a.PeakAttemptsPerWindow, v)
-		a.PeakAcceptsPerWindow = max(a.PeakAcceptsPerWindow, a.Accepts[i])
-		if a.FirstWindowAttempts == 0 {
-			a.FirstWindowAttempts = v
-		}
-	}
+	a.finish()
 	return a
-}
-
-func padInts(s []int64, n int) []int64 {
-	out := make([]int64, n)
-	copy(out, s)
-	return out
 }

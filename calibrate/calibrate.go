@@ -222,20 +222,21 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 		rep.Checks = append(rep.Checks, labChecks(p, r)...)
 	}
 
-	var rejected, admitted, notice []float64
+	var handshakes []Handshake
+	var starts [][]float64
 	for _, r := range rep.Real {
-		rejected = append(rejected, r.RejectedHandshakeMs...)
-		admitted = append(admitted, r.AdmittedHandshakeMs...)
-		notice = append(notice, r.NoticeDelaysMs...)
+		handshakes = append(handshakes, r.Handshakes...)
+		starts = append(starts, r.StartDelaysMs)
 	}
-	if rep.Fit, err = fitModel(rejected, admitted, notice); err != nil {
+	if rep.Fit, err = fitModel(handshakes, starts); err != nil {
 		return nil, err
 	}
 	calibrated, err := withFit(s, rep.Fit)
 	if err != nil {
 		return nil, err
 	}
-	logf("fitted rtt %s, server time %s, detection %s", describeDist(rep.Fit.Network.RTT), describeDist(rep.Fit.Network.ServerTime), describeDist(rep.Fit.Detection.Delay))
+	logf("fitted first rtt %s, rtt %s, server time %s, detection %s", describeDistPtr(rep.Fit.Network.FirstRTT),
+		describeDist(rep.Fit.Network.RTT), describeDist(rep.Fit.Network.ServerTime), describeDist(rep.Fit.Detection.Delay))
 	for _, m := range []struct {
 		label string
 		s     *sim.Scenario
@@ -309,6 +310,14 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// describeDistPtr is describeDist, "none" for nil.
+func describeDistPtr(d *models.Distribution) string {
+	if d == nil {
+		return "none"
+	}
+	return describeDist(*d)
 }
 
 // describeDist prints a distribution in one short phrase.

@@ -42,13 +42,13 @@ var metricDefs = []metricDef{
 		func(r *RealRun) (float64, bool) { return always(float64(r.Crash.Rejected)) },
 		func(s *sim.Result) (float64, bool) { return always(float64(s.Rejected)) }},
 	{"first_window_attempts", "count", 0,
-		func(r *RealRun) (float64, bool) { return always(float64(r.Arrival.FirstWindowAttempts)) },
+		func(r *RealRun) (float64, bool) { return always(float64(r.Decisions.FirstWindowAttempts)) },
 		func(s *sim.Result) (float64, bool) { return always(float64(s.FirstWindowAttempts)) }},
 	{"peak_attempts_per_window", "count", 0,
-		func(r *RealRun) (float64, bool) { return always(float64(r.Arrival.PeakAttemptsPerWindow)) },
+		func(r *RealRun) (float64, bool) { return always(float64(r.Decisions.PeakAttemptsPerWindow)) },
 		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAttemptsPerWindow)) }},
 	{"peak_accepts_per_window", "count", 0,
-		func(r *RealRun) (float64, bool) { return always(float64(r.Arrival.PeakAcceptsPerWindow)) },
+		func(r *RealRun) (float64, bool) { return always(float64(r.Decisions.PeakAcceptsPerWindow)) },
 		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAcceptsPerWindow)) }},
 	{"connect_ms.p50", "ms", 0,
 		func(r *RealRun) (float64, bool) { return always(r.Crash.ConnectMs.P50) },
@@ -231,12 +231,12 @@ type seriesOf struct {
 }
 
 var seriesDefs = []seriesOf{
-	{"attempts", func(r *RealRun) []float64 { return int64s(r.Arrival.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true},
-	{"accepts", func(r *RealRun) []float64 { return int64s(r.Arrival.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true},
-	// Both sides from accepts, so that the placement of an attempt in its
-	// window is the only difference (the real Summary's own connected
-	// fraction counts hellos, the simulator has no per-window connects).
-	{"connected_fraction", func(r *RealRun) []float64 { return cumulativeFraction(int64s(r.Arrival.Accepts), r.Crash.Clients) },
+	{"attempts", func(r *RealRun) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true},
+	{"accepts", func(r *RealRun) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true},
+	// Both sides from accepts at the admission decision (the real
+	// Summary's own connected fraction counts hellos; the simulator has no
+	// per-window connects).
+	{"connected_fraction", func(r *RealRun) []float64 { return cumulativeFraction(int64s(r.Decisions.Accepts), r.Crash.Clients) },
 		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false},
 }
 

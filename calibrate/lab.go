@@ -54,17 +54,22 @@ type RealRun struct {
 
 	BaselineRoutes int64         `json:"baseline_routes"` // clients' routes on gw-a before the kill
 	Crash          storm.Summary `json:"crash"`           // client-side, attempts at the midpoint of sent and answered
-	// Arrival is the crash phase's series counted as the simulator counts
-	// them; the comparison with the simulator uses it.
-	Arrival Arrival `json:"arrival"`
+	// Decisions is the crash phase's series counted where the simulator
+	// counts them, at gw-b's admission decisions; the comparison with the
+	// simulator uses it. Arrival is the client-side estimate of the same.
+	Decisions Series  `json:"decisions"`
+	Arrival   Arrival `json:"arrival"`
 	// ReclaimMs is from the SIGKILL to gw-b's sweep_reclaimed log line for
-	// gw-a (the line's time has millisecond resolution).
+	// gw-a.
 	ReclaimMs       float64 `json:"reclaim_ms"`
 	ReclaimedRoutes int64   `json:"reclaimed_routes"` // routes that sweep deleted (the witness's at least)
-	// NoticeMs summarises NoticeDelaysMs: per client, the time from the
-	// SIGKILL until it saw its connection end (the real detection delay).
+	// NoticeMs summarises each client's time from the SIGKILL until it saw
+	// its connection end; StartDelaysMs is, per client, the time from the
+	// SIGKILL until its first attempt was sent, less the policy's own
+	// initial wait: the real detection delay, the client's own scheduling
+	// included.
 	NoticeMs            Quantiles `json:"notice_ms"`
-	NoticeDelaysMs      []float64 `json:"notice_delays_ms"`
+	StartDelaysMs       []float64 `json:"start_delays_ms"`
 	Gateway429          int64     `json:"gateway_429"`           // gw-b's rejected{reason="429"} counter
 	GatewayAdmitted     int64     `json:"gateway_admitted"`      // gw-b's admitted counter
 	GatewayPeakAccepted int64     `json:"gateway_peak_accepted"` // gw-b's most admissions in any window-long interval, from its own decision times
@@ -73,10 +78,15 @@ type RealRun struct {
 
 	Drain *DrainRun `json:"drain,omitempty"`
 
-	// Handshake latencies (answered - sent) of the crash phase's attempts,
-	// ms: rejected ones (429, 503: no database work) and admitted ones.
-	RejectedHandshakeMs []float64 `json:"rejected_handshake_ms"`
-	AdmittedHandshakeMs []float64 `json:"admitted_handshake_ms"`
+	// Handshakes are the crash phase's answered attempts: the fit's input.
+	Handshakes []Handshake `json:"handshakes"`
+}
+
+// Handshake is one answered attempt of a real storm.
+type Handshake struct {
+	Attempt   int     `json:"attempt"` // 1-based within the client's round
+	Status    int     `json:"status"`  // 101, 429, 503, ...
+	LatencyMs float64 `json:"latency_ms"`
 }
 
 // Quantiles are nearest-rank quantiles in milliseconds.
@@ -239,8 +249,9 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	progress("run %d: crash storm settled: %d attempts, last client back after %.0f ms", run, res.Crash.Attempts, res.Crash.ConvergenceMs)
 	cancelWitness()
 	crashEvents := st.Events()
-	res.NoticeDelaysMs, res.RejectedHandshakeMs, res.AdmittedHandshakeMs = crashTimes(crashEvents, killedAt)
-	res.NoticeMs = nearestRank(res.NoticeDelaysMs)
+	ct := crashTimes(crashEvents, killedAt)
+	res.NoticeMs, res.StartDelaysMs = nearestRank(ct.notice), ct.start
+	res.Handshakes = ct.handshakes
 	crashFrom := st.T0().Add(time.Duration(res.Crash.StartMs * float64(time.Millisecond)))
 	res.Arrival = arrivalSeries(crashEvents, crashFrom, time.Now(), p.window)
 
@@ -257,6 +268,9 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	res.Gateway429 = int64(m[`gateway_handshakes_rejected_total{reason="429"}`])
 	res.GatewayAdmitted = int64(m["gateway_handshakes_admitted_total"])
 	res.GatewayPeakAccepted = peakInWindow(admitTimes(gwB), p.window)
+	if res.Decisions, err = decisionSeries(gwB.log.all(), crashFrom, p.window); err != nil {
+		return nil, err
+	}
 	if res.RoutesOnSurvivor, err = clientRoutes(ctx, db, gatewaySurvivor, witness); err != nil {
 		return nil, err
 	}
@@ -389,27 +403,50 @@ func peakInWindow(times []time.Duration, window time.Duration) int64 {
 	return int64(best)
 }
 
-// crashTimes extracts from the events of the crash phase (attempts sent
-// from killedAt on) each client's notice delay and the handshake latencies
-// of rejected and admitted attempts, in ms.
-func crashTimes(events []client.Event, killedAt time.Time) (delays, rejected, admitted []float64) {
+// phaseTimes are the crash phase's delays and latencies, in ms.
+type phaseTimes struct {
+	notice     []float64 // per client: connection end - SIGKILL
+	start      []float64 // per client: first attempt sent - SIGKILL - its initial wait
+	handshakes []Handshake
+}
+
+// crashTimes extracts the phaseTimes of the drop rounds begun after
+// killedAt.
+func crashTimes(events []client.Event, killedAt time.Time) phaseTimes {
+	var t phaseTimes
 	noticed := map[int]bool{}
+	wait := map[int]time.Duration{} // initial wait of the client's drop round
+	started := map[int]bool{}
 	for _, ev := range events {
-		switch {
-		case ev.Kind == client.EventClosed && ev.Time.After(killedAt) && !noticed[ev.Client]:
-			noticed[ev.Client] = true
-			delays = append(delays, ms(ev.Time.Sub(killedAt)))
-		case ev.Kind == client.EventAttempt && !ev.Sent.Before(killedAt) && ev.RoundKind == client.RoundDrop:
-			lat := ms(ev.Answered.Sub(ev.Sent))
-			switch ev.Status {
-			case protocol.StatusTooManyRequests, protocol.StatusServiceUnavailable:
-				rejected = append(rejected, lat)
-			case http.StatusSwitchingProtocols:
-				admitted = append(admitted, lat)
+		if ev.Time.Before(killedAt) {
+			continue
+		}
+		// A closed event belongs to the round whose connection ended (the
+		// start round); everything after it to the drop round.
+		if ev.Kind != client.EventClosed && ev.RoundKind != client.RoundDrop {
+			continue
+		}
+		switch ev.Kind {
+		case client.EventClosed:
+			if !noticed[ev.Client] {
+				noticed[ev.Client] = true
+				t.notice = append(t.notice, ms(ev.Time.Sub(killedAt)))
+			}
+		case client.EventRound:
+			if _, ok := wait[ev.Client]; !ok {
+				wait[ev.Client] = ev.Wait
+			}
+		case client.EventAttempt:
+			if w, ok := wait[ev.Client]; ok && !started[ev.Client] {
+				started[ev.Client] = true
+				t.start = append(t.start, ms(ev.Sent.Sub(killedAt)-w))
+			}
+			if ev.Status != 0 {
+				t.handshakes = append(t.handshakes, Handshake{Attempt: ev.Attempt, Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent))})
 			}
 		}
 	}
-	return delays, rejected, admitted
+	return t
 }
 
 // ms converts d to float milliseconds.

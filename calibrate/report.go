@@ -47,10 +47,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	f := r.Fit
-	fmt.Fprintf(b, "\nfit from %d rejected and %d admitted handshakes, %d notices:\n", f.RejectedSamples, f.AdmittedSamples, f.NoticeSamples)
-	fmt.Fprintf(b, "  rtt          %s  (rejected handshakes: p50 %s, p90 %s)\n", describeDist(f.Network.RTT), fmtMs(f.RejectedMs.P50), fmtMs(f.RejectedMs.P90))
-	fmt.Fprintf(b, "  server_time  %s  (admitted handshakes: p50 %s, p90 %s)\n", describeDist(f.Network.ServerTime), fmtMs(f.AdmittedMs.P50), fmtMs(f.AdmittedMs.P90))
-	fmt.Fprintf(b, "  detection    %s  (notice after SIGKILL: p50 %s, max %s)\n", describeDist(f.Detection.Delay), fmtMs(f.NoticeMs.P50), fmtMs(f.NoticeMs.Max))
+	fmt.Fprintf(b, "\nfit from %d first and %d later rejected handshakes, %d admitted, %d start delays:\n",
+		f.FirstRejected, f.Rejected, f.Admitted, f.StartDelaySamples)
+	fmt.Fprintf(b, "  first_rtt    %s  (first attempts rejected: p50 %s, p90 %s)\n", describeDistPtr(f.Network.FirstRTT), fmtMs(f.FirstRejectedMs.P50), fmtMs(f.FirstRejectedMs.P90))
+	fmt.Fprintf(b, "  rtt          %s  (later attempts rejected: p50 %s, p90 %s)\n", describeDist(f.Network.RTT), fmtMs(f.RejectedMs.P50), fmtMs(f.RejectedMs.P90))
+	fmt.Fprintf(b, "  server_time  %s  (admitted: p50 %s, p90 %s)\n", describeDist(f.Network.ServerTime), fmtMs(f.AdmittedMs.P50), fmtMs(f.AdmittedMs.P90))
+	fmt.Fprintf(b, "  reject_time  %s\n", describeDistPtr(f.Network.RejectTime))
+	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
+		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {
 		fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications; twin: the replications with the real runs' seeds)\n", sm.Label)
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -13,6 +13,10 @@ import (
 type NetworkSpec struct {
 	RTT        Distribution `yaml:"rtt"`         // round-trip time
 	ServerTime Distribution `yaml:"server_time"` // time the server spends on a handshake
+	// FirstRTT, when set, is the round-trip time of each client's first
+	// attempt instead of RTT: the first wave meets the network and the
+	// gateway at their busiest, the whole population reconnecting at once.
+	FirstRTT *Distribution `yaml:"first_rtt"`
 	// RejectTime, when set, is the server time of a handshake that is not
 	// admitted (429, 503, refused) instead of ServerTime: a gateway that
 	// checks admission before any database work answers those far sooner
@@ -28,6 +32,11 @@ func (n *NetworkSpec) Validate() error {
 	if err := n.ServerTime.Validate(); err != nil {
 		return prefixParam("server_time", err)
 	}
+	if n.FirstRTT != nil {
+		if err := n.FirstRTT.Validate(); err != nil {
+			return prefixParam("first_rtt", err)
+		}
+	}
 	if n.RejectTime != nil {
 		if err := n.RejectTime.Validate(); err != nil {
 			return prefixParam("reject_time", err)
@@ -38,13 +47,13 @@ func (n *NetworkSpec) Validate() error {
 
 // IsZero reports whether no attempt is ever delayed.
 func (n *NetworkSpec) IsZero() bool {
-	return n.RTT.IsZero() && n.ServerTime.IsZero() && (n.RejectTime == nil || n.RejectTime.IsZero())
+	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.RejectTime.IsZero()
 }
 
 // Legs returns, for client c's attempt number attempt, the one-way time to
 // the server and the time from arrival to the answer reaching the client.
 func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
-	rtt := n.RTT.Sample(policies.Draw(seed, c, attempt, policies.StreamNetwork))
+	rtt := n.rtt(seed, c, attempt)
 	server := n.ServerTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
 	return rtt / 2, rtt - rtt/2 + server
 }
@@ -58,17 +67,29 @@ func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool) time.Duration
 		_, back := n.Legs(seed, c, attempt)
 		return back
 	}
-	rtt := n.RTT.Sample(policies.Draw(seed, c, attempt, policies.StreamNetwork))
+	rtt := n.rtt(seed, c, attempt)
 	return rtt - rtt/2 + n.RejectTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+}
+
+// rtt draws the round-trip time of client c's attempt number attempt.
+func (n *NetworkSpec) rtt(seed, c, attempt uint64) time.Duration {
+	d := &n.RTT
+	if attempt == 1 && n.FirstRTT != nil {
+		d = n.FirstRTT
+	}
+	return d.Sample(policies.Draw(seed, c, attempt, policies.StreamNetwork))
 }
 
 // MaxRoundTrip bounds out + back for any attempt.
 func (n *NetworkSpec) MaxRoundTrip() time.Duration {
-	server := n.ServerTime.Upper()
+	rtt, server := n.RTT.Upper(), n.ServerTime.Upper()
+	if n.FirstRTT != nil {
+		rtt = max(rtt, n.FirstRTT.Upper())
+	}
 	if n.RejectTime != nil {
 		server = max(server, n.RejectTime.Upper())
 	}
-	return n.RTT.Upper() + server
+	return rtt + server
 }
 
 func prefixParam(prefix string, err error) error {

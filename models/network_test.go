@@ -60,3 +60,31 @@ func TestNetworkRejectTimeBounds(t *testing.T) {
 		t.Error("all-zero network with a zero reject time is not zero")
 	}
 }
+
+// TestNetworkFirstRTT: with a first rtt of 100 ms, attempt 1 travels 50 ms
+// each way (+ 10 ms server time back) and attempt 2 uses the 40 ms rtt;
+// MaxRoundTrip covers the slower one.
+func TestNetworkFirstRTT(t *testing.T) {
+	first := Distribution{Value: 100 * time.Millisecond}
+	n := NetworkSpec{RTT: Distribution{Value: 40 * time.Millisecond}, ServerTime: Distribution{Value: 10 * time.Millisecond}, FirstRTT: &first}
+	cases := []struct {
+		attempt   uint64
+		out, back time.Duration
+	}{
+		{1, 50 * time.Millisecond, 60 * time.Millisecond},
+		{2, 20 * time.Millisecond, 30 * time.Millisecond},
+	}
+	for _, c := range cases {
+		if out, back := n.Legs(7, 3, c.attempt); out != c.out || back != c.back || n.Back(7, 3, c.attempt, true) != c.back {
+			t.Errorf("attempt %d: legs %v, %v; want %v, %v", c.attempt, out, back, c.out, c.back)
+		}
+	}
+	if got := n.MaxRoundTrip(); got != 110*time.Millisecond {
+		t.Errorf("MaxRoundTrip = %v, want 110ms", got)
+	}
+	bad := Distribution{Dist: "uniform", Min: 2, Max: 1}
+	n.FirstRTT = &bad
+	if err := n.Validate(); err == nil || !strings.HasPrefix(err.Error(), "first_rtt.max:") {
+		t.Errorf("Validate = %v, want a first_rtt.max error", err)
+	}
+}

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"stormsim/models"
+	"stormsim/policies"
+)
+
+// TestRejectTimeAnswersRejectionsSooner: two clients send at t = 0 over a
+// fixed 20 ms rtt with a 50 ms server time; one handshake is admitted per
+// 100 ms slot and a rejected client waits a fixed 100 ms. Both arrive at
+// 10 ms; client 0 is admitted and connected at 10 + 10 + 50 = 70 ms.
+// Client 1 is rejected: with server time on every answer it hears so at
+// 70 ms, sends again at 170, arrives at 180 (slot 1, admitted) and is
+// connected at 240 ms; with a reject time of 0 it hears at 20 ms, arrives
+// again at 130 (slot 1) and is connected at 190 ms.
+func TestRejectTimeAnswersRejectionsSooner(t *testing.T) {
+	zero := models.Distribution{}
+	cases := []struct {
+		name            string
+		rejectTime      *models.Distribution
+		wantConvergence float64
+	}{
+		{"server time on every answer", nil, 240},
+		{"rejections answered after the rtt", &zero, 190},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := resolved(t, &Scenario{Clients: 2,
+				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
+				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+				Network: &models.NetworkSpec{RTT: models.Distribution{Value: 20 * time.Millisecond},
+					ServerTime: models.Distribution{Value: 50 * time.Millisecond}, RejectTime: c.rejectTime}})
+			r := runFirst(t, s)
+			if r.ConvergenceMs != c.wantConvergence || r.Attempts != 3 || r.ConnectMs.P50 != 70 {
+				t.Errorf("convergence %v ms, attempts %d, p50 %v ms; want %v, 3, 70", r.ConvergenceMs, r.Attempts, r.ConnectMs.P50, c.wantConvergence)
+			}
+		})
+	}
+}
+
+// TestFirstRTTDelaysOnlyFirstAttempts: one handshake per 100 ms slot, a
+// fixed 100 ms retry wait, no server time, rtt 10 ms. Without a first rtt
+// both clients arrive at 5 ms; client 0 connects at 10 ms, client 1 is told
+// at 10 ms, sends at 110, arrives at 115 (slot 1) and connects at 120. With
+// a first rtt of 100 ms both first attempts arrive at 50 ms; client 0
+// connects at 100 ms, client 1 hears at 100, sends at 200, arrives at 205
+// (slot 2, rtt 10 ms again) and connects at 210.
+func TestFirstRTTDelaysOnlyFirstAttempts(t *testing.T) {
+	first := models.Distribution{Value: 100 * time.Millisecond}
+	cases := []struct {
+		name                 string
+		firstRTT             *models.Distribution
+		wantP50, wantLastMs  float64
+		wantAttemptsPerSlots []int64
+	}{
+		{"one rtt for every attempt", nil, 10, 120, []int64{2, 0, 0, 0, 1}},
+		{"a slower first attempt", &first, 100, 210, []int64{0, 0, 2, 0, 0, 0, 0, 0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := resolved(t, &Scenario{Clients: 2,
+				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
+				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+				Metrics:   Metrics{Window: 25 * time.Millisecond},
+				Network:   &models.NetworkSpec{RTT: models.Distribution{Value: 10 * time.Millisecond}, FirstRTT: c.firstRTT}})
+			r := runFirst(t, s)
+			if r.ConnectMs.P50 != c.wantP50 || r.ConvergenceMs != c.wantLastMs || !reflect.DeepEqual(r.Series.Attempts, c.wantAttemptsPerSlots) {
+				t.Errorf("p50 %v, last %v, attempts per 25 ms %v; want %v, %v, %v", r.ConnectMs.P50, r.ConvergenceMs, r.Series.Attempts,
+					c.wantP50, c.wantLastMs, c.wantAttemptsPerSlots)
+			}
+		})
+	}
+}
