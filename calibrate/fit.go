@@ -20,7 +20,8 @@ const FitMethod = "every distribution is a lognormal fitted by log-moments (medi
 	"rtt: the latency of rejected handshakes (429/503: no database work) after a client's first attempt; " +
 	"first_rtt: the same for first attempts, which meet the gateway at its busiest (the whole population at once); " +
 	"reject_time: 0, a rejected handshake's whole latency being its rtt; " +
-	"server_time: admitted handshakes' latency minus the median rtt of their kind (first or later attempt), floored at 0.1 ms; " +
+	"server_time and first_server_time: admitted later and first attempts' latency minus the median rtt of their kind, " +
+	"floored at 0.1 ms; " +
 	"detection delay: each client's start delay (first attempt sent - SIGKILL - its own initial wait), " +
 	"each run's delays first scaled to the median of the runs' medians (every client sees the same crash at once: " +
 	"a run's level is common to its clients, only the spread within a run is per client)"
@@ -38,7 +39,8 @@ type Fit struct {
 	Method            string               `json:"method"`
 	FirstRejectedMs   Quantiles            `json:"first_rejected_handshake_ms"` // first attempts answered 429/503
 	RejectedMs        Quantiles            `json:"rejected_handshake_ms"`       // later attempts answered 429/503
-	AdmittedMs        Quantiles            `json:"admitted_handshake_ms"`       // attempts answered 101
+	FirstAdmittedMs   Quantiles            `json:"first_admitted_handshake_ms"` // first attempts answered 101
+	AdmittedMs        Quantiles            `json:"admitted_handshake_ms"`       // later attempts answered 101
 	StartDelayMs      Quantiles            `json:"start_delay_ms"`              // runs aligned
 	FirstRejected     int                  `json:"first_rejected_samples"`
 	Rejected          int                  `json:"rejected_samples"`
@@ -68,7 +70,7 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64) (Fit, error) {
 	starts := alignRuns(startsPerRun)
 	allAdmitted := append(slices.Clone(firstAdmitted), admitted...)
 	f := Fit{Method: FitMethod, FirstRejectedMs: nearestRank(firstRejected), RejectedMs: nearestRank(rejected),
-		AdmittedMs: nearestRank(allAdmitted), StartDelayMs: nearestRank(starts),
+		FirstAdmittedMs: nearestRank(firstAdmitted), AdmittedMs: nearestRank(admitted), StartDelayMs: nearestRank(starts),
 		FirstRejected: len(firstRejected), Rejected: len(rejected), Admitted: len(allAdmitted), StartDelaySamples: len(starts)}
 	if len(rejected)+len(firstRejected) < minSamples || len(allAdmitted) < minSamples {
 		return f, errors.New("too few handshakes to fit the network: the storm needs at least 3 rejected and 3 admitted attempts (is admission limited?)")
@@ -84,14 +86,23 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64) (Fit, error) {
 		d := fitLognormal(firstRejected)
 		f.Network.FirstRTT, firstRTT = &d, median(firstRejected)
 	}
-	server := make([]float64, 0, len(allAdmitted))
+	firstServer := make([]float64, 0, len(firstAdmitted))
 	for _, a := range firstAdmitted {
-		server = append(server, max(a-firstRTT, ms(minServerTime)))
+		firstServer = append(firstServer, max(a-firstRTT, ms(minServerTime)))
 	}
+	server := make([]float64, 0, len(admitted))
 	for _, a := range admitted {
 		server = append(server, max(a-rtt, ms(minServerTime)))
 	}
+	// With too few of one kind, both kinds share one server time.
+	if len(firstServer) < minSamples || len(server) < minSamples {
+		server, firstServer = append(server, firstServer...), nil
+	}
 	f.Network.ServerTime = fitLognormal(server)
+	if firstServer != nil {
+		d := fitLognormal(firstServer)
+		f.Network.FirstServerTime = &d
+	}
 	f.Network.RejectTime = &models.Distribution{Dist: "fixed"}
 	f.Detection = models.DetectionSpec{Kind: "reset"}
 	if len(starts) >= minSamples {

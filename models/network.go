@@ -17,6 +17,9 @@ type NetworkSpec struct {
 	// attempt instead of RTT: the first wave meets the network and the
 	// gateway at their busiest, the whole population reconnecting at once.
 	FirstRTT *Distribution `yaml:"first_rtt"`
+	// FirstServerTime, when set, is the server time of each client's
+	// admitted first attempt instead of ServerTime, for the same reason.
+	FirstServerTime *Distribution `yaml:"first_server_time"`
 	// RejectTime, when set, is the server time of a handshake that is not
 	// admitted (429, 503, refused) instead of ServerTime: a gateway that
 	// checks admission before any database work answers those far sooner
@@ -37,6 +40,11 @@ func (n *NetworkSpec) Validate() error {
 			return prefixParam("first_rtt", err)
 		}
 	}
+	if n.FirstServerTime != nil {
+		if err := n.FirstServerTime.Validate(); err != nil {
+			return prefixParam("first_server_time", err)
+		}
+	}
 	if n.RejectTime != nil {
 		if err := n.RejectTime.Validate(); err != nil {
 			return prefixParam("reject_time", err)
@@ -47,15 +55,18 @@ func (n *NetworkSpec) Validate() error {
 
 // IsZero reports whether no attempt is ever delayed.
 func (n *NetworkSpec) IsZero() bool {
-	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.RejectTime.IsZero()
+	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.FirstServerTime.IsZero() && n.RejectTime.IsZero()
 }
 
 // Legs returns, for client c's attempt number attempt, the one-way time to
 // the server and the time from arrival to the answer reaching the client.
 func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
 	rtt := n.rtt(seed, c, attempt)
-	server := n.ServerTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
-	return rtt / 2, rtt - rtt/2 + server
+	server := &n.ServerTime
+	if attempt == 1 && n.FirstServerTime != nil {
+		server = n.FirstServerTime
+	}
+	return rtt / 2, rtt - rtt/2 + server.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
 }
 
 // Back is the time from client c's attempt number attempt reaching the
@@ -85,6 +96,9 @@ func (n *NetworkSpec) MaxRoundTrip() time.Duration {
 	rtt, server := n.RTT.Upper(), n.ServerTime.Upper()
 	if n.FirstRTT != nil {
 		rtt = max(rtt, n.FirstRTT.Upper())
+	}
+	if n.FirstServerTime != nil {
+		server = max(server, n.FirstServerTime.Upper())
 	}
 	if n.RejectTime != nil {
 		server = max(server, n.RejectTime.Upper())

@@ -1,0 +1,111 @@
+package calibrate
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"stormsim/gateway/client"
+)
+
+var origin = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms float64) time.Time { return origin.Add(time.Duration(ms * float64(time.Millisecond))) }
+
+// TestDecisionSeries: the gateway's clock started 1000 ms before origin
+// (token_ms 1000 = origin). Admissions at token_ms 1010 and 1300 (logged
+// 0.2 ms and 40 ms later) fall in windows 0 and 1 of 250 ms; rejections
+// logged at 100 and 260 ms in windows 0 and 1; a line before origin is not
+// counted.
+func TestDecisionSeries(t *testing.T) {
+	adm := func(tokenMs, logDelayMs float64) logLine {
+		return logLine{Msg: "admitted", Time: at(tokenMs - 1000 + logDelayMs), Fields: map[string]any{"token_ms": tokenMs}}
+	}
+	rej := func(ms float64) logLine {
+		return logLine{Msg: "rejected", Time: at(ms), Fields: map[string]any{"status": 429.0}}
+	}
+	lines := []logLine{adm(1010, 0.2), adm(1300, 40), rej(100), rej(260), rej(-5), {Msg: "closed", Time: at(10)}}
+	s, err := decisionSeries(lines, origin, 250*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Series{Attempts: []int64{2, 2}, Accepts: []int64{1, 1}, Rejects: []int64{1, 1},
+		PeakAttemptsPerWindow: 2, PeakAcceptsPerWindow: 1, FirstWindowAttempts: 2, ClockSkewMs: 39.8}
+	if s.ClockSkewMs < 39.79 || s.ClockSkewMs > 39.81 {
+		t.Errorf("clock skew %v, want 39.8", s.ClockSkewMs)
+	}
+	s.ClockSkewMs = want.ClockSkewMs
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("series = %+v\nwant     %+v", s, want)
+	}
+	if _, err := decisionSeries([]logLine{rej(1)}, origin, time.Second); err == nil || !strings.Contains(err.Error(), "no admitted") {
+		t.Errorf("err = %v, want no admitted lines", err)
+	}
+}
+
+// TestArrivalSeries: rejected attempts count at the midpoint of sent and
+// answered; admitted ones at sent + half the median rejected latency (10
+// ms), since their answers also waited for the claim.
+func TestArrivalSeries(t *testing.T) {
+	attempt := func(sentMs, answeredMs float64, status int) client.Event {
+		return client.Event{Kind: client.EventAttempt, Sent: at(sentMs), Answered: at(answeredMs), Status: status}
+	}
+	events := []client.Event{
+		attempt(240, 250, 429), // latency 10, counted at 245: window 0
+		attempt(246, 256, 429), // at 251: window 1
+		attempt(244, 300, 101), // at 244 + 5 = 249: window 0, though its midpoint is 272
+		attempt(-20, 5, 429),   // sent before the origin
+		{Kind: client.EventClosed, Time: at(1)},
+	}
+	a := arrivalSeries(events, origin, at(1000), 250*time.Millisecond)
+	want := Arrival{RTTMs: 10, Series: Series{Attempts: []int64{2, 1}, Accepts: []int64{1, 0}, Rejects: []int64{1, 1},
+		PeakAttemptsPerWindow: 2, PeakAcceptsPerWindow: 1, FirstWindowAttempts: 2}}
+	if !reflect.DeepEqual(a, want) {
+		t.Errorf("arrival = %+v\nwant      %+v", a, want)
+	}
+}
+
+func TestPeakInWindow(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		times []time.Duration
+		want  int64
+	}{
+		{"none", nil, 0},
+		{"straddling an aligned boundary", ms(200, 240, 260, 300, 460), 4},
+		{"half-open: t+window is outside", ms(0, 250), 1},
+		{"burst", ms(5, 5, 5, 5), 4},
+	}
+	for _, c := range cases {
+		if got := peakInWindow(c.times, 250*time.Millisecond); got != c.want {
+			t.Errorf("%s: peak = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCrashTimes: the closed event belongs to the start round but counts as
+// the notice; the start delay is the first attempt's send less the
+// initial wait; latencies are kept with the attempt number.
+func TestCrashTimes(t *testing.T) {
+	events := []client.Event{
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundStart, Time: at(-500), Sent: at(-510), Answered: at(-500), Status: 101, Attempt: 1},
+		{Kind: client.EventClosed, Client: 0, RoundKind: client.RoundStart, Time: at(12)},
+		{Kind: client.EventRound, Client: 0, RoundKind: client.RoundDrop, Time: at(12), Wait: 30 * time.Millisecond},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(47), Sent: at(45), Answered: at(47), Status: 429, Attempt: 1},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(260), Sent: at(250), Answered: at(260), Status: 101, Attempt: 2},
+	}
+	got := crashTimes(events, origin)
+	want := phaseTimes{notice: []float64{12}, start: []float64{15},
+		handshakes: []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2}, {Attempt: 2, Status: 101, LatencyMs: 10}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("crashTimes = %+v\nwant         %+v", got, want)
+	}
+}
