@@ -3,8 +3,10 @@ package calibrate
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
@@ -144,19 +146,22 @@ func uncalibratedMean(rep *Report, name string) []float64 {
 // Colours of the band chart: the real series in ink, the calibrated model
 // in blue with its band, the uncalibrated mean in orange.
 var (
-	inkColor   = color.RGBA{0x22, 0x22, 0x22, 0xff}
-	modelColor = color.RGBA{0x1f, 0x6f, 0xb4, 0xff}
-	bandColor  = color.RGBA{0x1f, 0x6f, 0xb4, 0x40}
-	otherColor = color.RGBA{0xe0, 0x7b, 0x1a, 0xff}
+	inkColor      = color.NRGBA{0x22, 0x22, 0x22, 0xff}
+	modelColor    = color.NRGBA{0x1f, 0x6f, 0xb4, 0xff}
+	bandColor     = color.NRGBA{0x1f, 0x6f, 0xb4, 0x60}
+	envelopeColor = color.NRGBA{0x1f, 0x6f, 0xb4, 0x26}
+	otherColor    = color.NRGBA{0xe0, 0x7b, 0x1a, 0xff}
 )
 
-// bandChart draws one count series: the calibrated model's per-window 95%
-// band and mean, the uncalibrated mean, and the real series on top.
+// bandChart draws one count series: the calibrated model's per-window
+// spread (min-max of the replications, the agreement criterion) and 95%
+// band, its mean, the uncalibrated mean, and the real series on top.
 func bandChart(dir string, rep *Report, sm Simulation, c SeriesComparison, uncal []float64) ([]string, error) {
 	pl := plot.New()
 	pl.Title.Text = fmt.Sprintf("%s: real %s per %.0f ms window against the calibrated model (W1 %.0f ms, p %.2f)",
 		rep.Name, c.Series, c.WindowMs, c.W1Ms, c.W1P)
-	pl.Title.TextStyle.Font.Size = vg.Points(10)
+	pl.Title.TextStyle.Font.Size = vg.Points(12)
+	pl.Title.Padding = vg.Points(6)
 	pl.X.Label.Text = "time since the crash (s)"
 	pl.Y.Label.Text = c.Series + " per window"
 	pl.Add(plotter.NewGrid())
@@ -170,19 +175,28 @@ func bandChart(dir string, rep *Report, sm Simulation, c SeriesComparison, uncal
 		}
 		return xy
 	}
-	lo, hi := step(c.SimLo), step(c.SimHi)
-	poly := make(plotter.XYs, 0, len(lo)+len(hi))
-	poly = append(poly, hi...)
-	for i := len(lo) - 1; i >= 0; i-- {
-		poly = append(poly, lo[i])
+	area := func(lower, upper []float64, fill color.Color, label string) error {
+		lo, hi := step(lower), step(upper)
+		poly := make(plotter.XYs, 0, len(lo)+len(hi))
+		poly = append(poly, hi...)
+		for i := len(lo) - 1; i >= 0; i-- {
+			poly = append(poly, lo[i])
+		}
+		band, err := plotter.NewPolygon(poly)
+		if err != nil {
+			return err
+		}
+		band.Color, band.LineStyle.Width = fill, 0
+		pl.Add(band)
+		pl.Legend.Add(label, band)
+		return nil
 	}
-	band, err := plotter.NewPolygon(poly)
-	if err != nil {
+	if err := area(c.SimMin, c.SimMax, envelopeColor, fmt.Sprintf("calibrated model: spread (min-max of %d runs)", sm.Replications)); err != nil {
 		return nil, err
 	}
-	band.Color, band.LineStyle.Width = bandColor, 0
-	pl.Add(band)
-	pl.Legend.Add(fmt.Sprintf("calibrated model: central 95%% of %d runs", sm.Replications), band)
+	if err := area(c.SimLo, c.SimHi, bandColor, "calibrated model: central 95%"); err != nil {
+		return nil, err
+	}
 
 	line := func(values []float64, col color.Color, width float64, dashed bool, label string) error {
 		l, err := plotter.NewLine(step(values))
@@ -213,6 +227,7 @@ func bandChart(dir string, rep *Report, sm Simulation, c SeriesComparison, uncal
 		return nil, err
 	}
 	pl.Y.Min = 0
+	pl.X.Tick.Marker = halfSeconds{}
 	var written []string
 	for _, ext := range []string{"png", "svg"} {
 		path := filepath.Join(dir, fmt.Sprintf("%s-%s.%s", BandChartPrefix, c.Series, ext))
@@ -222,4 +237,15 @@ func bandChart(dir string, rep *Report, sm Simulation, c SeriesComparison, uncal
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// halfSeconds ticks the time axis every 0.5 s.
+type halfSeconds struct{}
+
+func (halfSeconds) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for x := math.Ceil(lo*2) / 2; x <= hi+1e-9; x += 0.5 {
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+	}
+	return ticks
 }

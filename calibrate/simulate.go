@@ -3,7 +3,6 @@ package calibrate
 import (
 	"fmt"
 
-	"stormsim/models"
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
@@ -44,9 +43,4 @@ func simulate(s *sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, erro
 		return nil
 	})
 	return out, err
-}
-
-// networkOf describes a scenario's latency model for the report.
-func networkOf(s *sim.Scenario) (*models.NetworkSpec, *models.DetectionSpec) {
-	return s.Network, s.Detection
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"stormsim/calibrate"
+	"stormsim/config"
+	"stormsim/sim"
 )
 
 func init() {
@@ -60,7 +62,11 @@ func calibrateCmd(e *env, args []string) error {
 	var ue *calibrate.UsageError
 	switch {
 	case errors.As(err, &ue):
-		return usageErrorf("stormsim calibrate: %s: %v", sf.configPath, ue)
+		var fe *sim.FieldError
+		if errors.As(ue, &fe) {
+			return usageErrorf("%s: %s: %s (got %v)", locateKey(sf, fe.Path), fe.Path, fe.Problem, fe.Got)
+		}
+		return usageErrorf("stormsim calibrate: %v", ue)
 	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("stormsim calibrate: interrupted; every process and schema it started is gone: %w", err)
 	case err != nil:
@@ -75,4 +81,23 @@ func calibrateCmd(e *env, args []string) error {
 		return &exitError{code: ExitCheckFailed, err: errors.New("stormsim calibrate: a lab check or an agreement of the calibrated model failed (see the table)")}
 	}
 	return nil
+}
+
+// locateKey is FILE:LINE of the scenario key path (after the --set
+// overrides), or the file alone when it cannot be placed.
+func locateKey(sf scenarioFlags, path string) string {
+	data, err := os.ReadFile(sf.configPath)
+	if err != nil {
+		return sf.configPath
+	}
+	doc, err := config.ParseDocument(sf.configPath, data)
+	if err != nil {
+		return sf.configPath
+	}
+	for _, set := range sf.sets {
+		if doc.SetArg(set) != nil {
+			return sf.configPath
+		}
+	}
+	return doc.Where(path)
 }
