@@ -14,6 +14,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,9 +40,10 @@ const (
 
 // Output file names inside Options.OutDir.
 const (
-	ReportFile = "calibration.json"
-	RecordFile = "real.ndjson"
-	ChartsDir  = "charts"
+	ReportFile     = "calibration.json"
+	RecordFile     = "real.ndjson"
+	ChartsDir      = "charts"
+	CalibratedFile = "calibrated.yaml" // the scenario with the fitted network and detection, for stormsim run and sweep
 )
 
 // Options configures a calibration. Zero values take the defaults above.
@@ -92,10 +94,13 @@ type Report struct {
 	Policy        string `json:"policy"`
 	Database      string `json:"database"` // where PostgreSQL came from
 
-	Real        []*RealRun   `json:"real"`
-	Checks      []Check      `json:"checks"`
-	Fit         Fit          `json:"fit"`
-	Simulations []Simulation `json:"simulations"`
+	Real   []*RealRun `json:"real"`
+	Checks []Check    `json:"checks"`
+	Fit    Fit        `json:"fit"`
+	// CalibratedConfig is the scenario with the fitted sections, in the
+	// config's own keys (also written to calibrated.yaml).
+	CalibratedConfig json.RawMessage `json:"calibrated_config"`
+	Simulations      []Simulation    `json:"simulations"`
 	// Agreement is the calibrated simulation's checks (attempts, time to
 	// all reconnected, per-window series), as listed with their tolerances.
 	Agreement []Agreement `json:"agreement"`
@@ -235,6 +240,7 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.CalibratedConfig = config.Echo(calibrated)
 	logf("fitted first rtt %s, rtt %s, server time %s, detection %s", describeDistPtr(rep.Fit.Network.FirstRTT),
 		describeDist(rep.Fit.Network.RTT), describeDist(rep.Fit.Network.ServerTime), describeDist(rep.Fit.Detection.Delay))
 	for _, m := range []struct {
@@ -253,6 +259,9 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 		logf("simulated %d replications (%s)", opt.Replications, m.label)
 	}
 	if err := writeReport(filepath.Join(opt.OutDir, ReportFile), rep); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(opt.OutDir, CalibratedFile), calibratedYAML(s, rep)); err != nil {
 		return nil, err
 	}
 	if _, err := writeCharts(filepath.Join(opt.OutDir, ChartsDir), s, p, rep); err != nil {

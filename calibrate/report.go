@@ -9,21 +9,28 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"stormsim/sim"
 )
 
-// writeReport writes rep as indented JSON, atomically (a temporary file
-// renamed into place), so a failed run never leaves half a report.
+// writeReport writes rep as indented JSON, atomically, so a failed run
+// never leaves half a report.
 func writeReport(path string, rep *Report) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+// writeAtomic writes data to a temporary file renamed into place.
+func writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -31,6 +38,17 @@ func writeReport(path string, rep *Report) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// calibratedYAML is calibrated.yaml: a comment saying where it comes from,
+// then the calibrated scenario (config.Echo's JSON is valid YAML).
+func calibratedYAML(s *sim.Scenario, rep *Report) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s calibrated against %d real run(s) of the gateway (stormsim calibrate):\n", s.Name, len(rep.Real))
+	fmt.Fprintf(&b, "# network and detection fitted as in calibration.json's fit.method; everything else as in the config.\n")
+	b.Write(rep.CalibratedConfig)
+	b.WriteByte('\n')
+	return []byte(b.String())
 }
 
 // WriteTable prints the report for a terminal: the lab checks, the fit,
