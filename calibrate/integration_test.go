@@ -142,6 +142,9 @@ func TestCalibrateShortLab(t *testing.T) {
 	if events["attempt"] < int(rep.Real[0].Crash.Attempts) || events["harness"] < 2 || events["run"] != 1 || events["gateway"] < 5 {
 		t.Errorf("record events %v", events)
 	}
+	if c, err := config.Load(filepath.Join(out, CalibratedFile), nil); err != nil || c.Network == nil || c.Network.FirstRTT == nil {
+		t.Errorf("%s does not load with the fitted network: %v", CalibratedFile, err)
+	}
 	for _, name := range []string{"attempts.png", "connected.png", "reclaim.png", "band-attempts.png", "band-accepts.png"} {
 		if _, err := os.Stat(filepath.Join(out, ChartsDir, name)); err != nil {
 			t.Errorf("chart: %v", err)
