@@ -108,6 +108,9 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	if r.IntN(2) == 0 {
 		s.Database = &models.DatabaseSpec{RowsPerSync: 1 + r.IntN(30), ReadBudgetPerS: float64(r.IntN(5000))}
 	}
+	if r.IntN(3) == 0 {
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*5000, RejectPerS: float64(r.IntN(3)) * r.Float64() * 20000}
+	}
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
 	}
@@ -146,7 +149,7 @@ func TestEngineMatchesReference(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (%+v, policy %+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, s.Policies[0], summary(got), summary(want))
 		}
-		if s.Network == nil {
+		if s.Network == nil && s.Capacity == nil {
 			core := got
 			core.modelResults = modelResults{Refused: got.Refused, Unavailable: got.Unavailable}
 			naive.modelResults = core.modelResults

@@ -35,6 +35,7 @@ type Scenario struct {
 	Detection   *models.DetectionSpec `yaml:"detection"`    // how clients notice (default: at disconnect.at)
 	Lease       *models.LeaseSpec     `yaml:"lease"`        // lease and sweep: reclaim time and stale routes
 	Network     *models.NetworkSpec   `yaml:"network"`      // handshake latency
+	Capacity    *models.CapacitySpec  `yaml:"capacity"`     // each gateway's handshake throughput
 	Gateways    *models.PoolSpec      `yaml:"gateways"`     // a pool behind a load balancer
 	Database    *models.DatabaseSpec  `yaml:"database"`     // database work per reconnect
 	DrainPolicy *policies.Spec        `yaml:"drain_policy"` // reconnect policy after a goaway (default: the policy under test)
@@ -168,6 +169,11 @@ func (s *Scenario) resolveModels() error {
 	if s.Network != nil {
 		if err := s.Network.Validate(); err != nil {
 			return prefixed("network", err)
+		}
+	}
+	if s.Capacity != nil {
+		if err := s.Capacity.Validate(); err != nil {
+			return prefixed("capacity", err)
 		}
 	}
 	if s.Gateways != nil {

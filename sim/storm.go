@@ -27,13 +27,14 @@ type storm struct {
 	b          *policies.Backoff // the backoff clients use
 	underTest  *policies.Backoff // the listed policy (b, unless drain_policy replaces it)
 	seed       uint64
-	net        *models.NetworkSpec // nil without latency
-	adm        models.Admission    // the surviving gateway, without a pool
-	retryAfter time.Duration       // carried by a 429 (and by a 503)
-	pool       *pool               // nil without a pool
-	draining   bool                // the failure is a planned drain
-	prev       []time.Duration     // previous raw delay per client, for stateful policies
-	backoffKey uint64              // policies.StreamKey(seed, StreamBackoff)
+	net        *models.NetworkSpec      // nil without latency
+	adm        models.Admission         // the surviving gateway, without a pool
+	retryAfter time.Duration            // carried by a 429 (and by a 503)
+	pool       *pool                    // nil without a pool
+	queues     []*models.HandshakeQueue // per gateway (index as in decide); nil without a capacity
+	draining   bool                     // the failure is a planned drain
+	prev       []time.Duration          // previous raw delay per client, for stateful policies
+	backoffKey uint64                   // policies.StreamKey(seed, StreamBackoff)
 	rec        recorder
 
 	// trace, when set, sees every attempt's outcome; the tests use it to
@@ -58,6 +59,12 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	}
 	if s.Gateways != nil {
 		st.pool = newPool(s, seed)
+	}
+	if s.Capacity != nil {
+		st.queues = make([]*models.HandshakeQueue, max(1, st.gatewayCount()))
+		for g := range st.queues {
+			st.queues[g] = models.NewHandshakeQueue(s.Capacity)
+		}
 	}
 	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients)
 	return st
@@ -111,18 +118,18 @@ func (st *storm) sameStart() bool {
 // returns when the client's next attempt arrives, if there is one.
 func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration, again bool) {
 	a := attempts + 1
-	out, gw := st.decide(t, c, a)
+	out, gw, decided, answered := st.decide(t, c, a)
 	if st.trace != nil {
 		st.trace(t, c, out == admitted)
 	}
-	w := st.rec.attempt(t, out, gw)
+	w := st.rec.attempt(decided, out, gw)
 	var back time.Duration
 	if st.net != nil {
 		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted)
 	}
 	if out == admitted {
 		st.rec.accept(w, gw)
-		st.rec.connected(t + back)
+		st.rec.connected(answered + back)
 		return 0, false
 	}
 	retryAfter := st.retryAfter
@@ -141,7 +148,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	if st.prev != nil {
 		st.prev[c] = raw
 	}
-	next = t + back + wait
+	next = answered + back + wait
 	if st.net != nil {
 		o, _ := st.net.Legs(st.seed, uint64(c), uint64(a+1))
 		next += o
@@ -149,26 +156,39 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	return next, true
 }
 
-// decide returns what an attempt arriving at t gets, and from which gateway
-// (0 without a pool).
-func (st *storm) decide(t time.Duration, c, a uint32) (outcome, int) {
-	if st.pool == nil {
-		if st.adm.Admit(t) {
-			return admitted, 0
+// decide returns what an attempt arriving at t gets, from which gateway (0
+// without a pool), when that was decided and when the answer left. Without a
+// capacity model a gateway decides and answers on arrival; with one, the
+// attempt first waits its turn in the gateway's queue.
+func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decided, answered time.Duration) {
+	adm := st.adm
+	if st.pool != nil {
+		g = st.pool.pick(t, c, a)
+		switch {
+		case g == 0 && st.draining:
+			return unavailable, 0, t, t
+		case g == 0:
+			return refused, 0, t, t
 		}
-		return rejected, 0
+		adm = st.pool.adms[g]
 	}
-	g := st.pool.pick(t, c, a)
-	switch {
-	case g == 0 && st.draining:
-		return unavailable, 0
-	case g == 0:
-		return refused, 0
-	case st.pool.adms[g].Admit(t):
-		st.pool.conns[g]++
-		return admitted, g
+	decided, answered = t, t
+	var q *models.HandshakeQueue
+	if st.queues != nil {
+		q = st.queues[g]
+		decided = q.Start(t)
 	}
-	return rejected, g
+	out = rejected
+	if adm.Admit(decided) {
+		out = admitted
+		if st.pool != nil {
+			st.pool.conns[g]++
+		}
+	}
+	if q != nil {
+		answered = q.Finish(decided, out == admitted)
+	}
+	return out, g, decided, answered
 }
 
 // pool is the load balancer's view of the gateways: gateway 0 failed at

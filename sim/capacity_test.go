@@ -1,0 +1,50 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"stormsim/models"
+	"stormsim/policies"
+)
+
+// TestCapacityQueuesHandshakes: three clients at t = 0, admission
+// unlimited, a gateway completing 10 admitted handshakes a second. They are
+// decided at 0, 100 and 200 ms and connected when each 100 ms of work ends.
+func TestCapacityQueuesHandshakes(t *testing.T) {
+	s := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
+		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Metrics:  Metrics{Window: 100 * time.Millisecond},
+		Capacity: &models.CapacitySpec{AdmitPerS: 10}})
+	r := runFirst(t, s)
+	want := Quantiles{P50: 200, P90: 300, P99: 300, Max: 300}
+	if r.ConnectMs != want || !reflect.DeepEqual(r.Series.Attempts, []int64{1, 1, 1}) {
+		t.Errorf("connects %+v, attempts per window %v; want %+v, [1 1 1]", r.ConnectMs, r.Series.Attempts, want)
+	}
+}
+
+// TestCapacityDecidesAtTurn: four clients at t = 0, one admission per 1 s
+// slot, a fixed 1 s retry; an admitted handshake takes 100 ms, a rejected one
+// 10 ms. Worked by hand:
+//
+//	c0 decided 0 (admitted), done 100
+//	c1, c2, c3 decided 100, 110, 120 (slot 0 used), told at 110, 120, 130
+//	c1 back at 1110, decided 1110 (admitted, slot 1), done 1210
+//	c2 back at 1120, waits, decided 1210 (rejected), told 1220
+//	c3 back at 1130, decided 1220 (rejected), told 1230
+//	c2 back at 2220 (admitted, slot 2), done 2320
+//	c3 back at 2230, decided 2320 (rejected), told 2330
+//	c3 back at 3330 (admitted), done 3430
+//
+// so 10 attempts and the last client connected at 3430 ms.
+func TestCapacityDecidesAtTurn(t *testing.T) {
+	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "slots", Slot: time.Second, PerSlot: 1},
+		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Metrics:  Metrics{Window: time.Second},
+		Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100}})
+	r := runFirst(t, s)
+	if r.Attempts != 10 || r.ConvergenceMs != 3430 || !reflect.DeepEqual(r.Series.Accepts, []int64{1, 1, 1, 1}) {
+		t.Errorf("attempts %d, last connect %v ms, accepts per second %v; want 10, 3430, [1 1 1 1]", r.Attempts, r.ConvergenceMs, r.Series.Accepts)
+	}
+}
