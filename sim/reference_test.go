@@ -14,9 +14,8 @@ import (
 // storm model. The production engine must agree with it exactly.
 //
 // It also tallies the core metrics on its own, naively, from the attempts it
-// sees, as
-// an oracle for the recorder (when no latency or capacity model moves the
-// decision or the connect away from the arrival).
+// sees, as an oracle for the recorder (valid when no latency or capacity
+// model moves the decision or the connect away from the arrival).
 func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) (full, naive Result) {
 	st := newStorm(s, b, seed)
 	window := s.Metrics.Window
