@@ -158,7 +158,10 @@ func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResu
 	if s.ThenDrain.Admission != nil {
 		d.Admission = *s.ThenDrain.Admission
 	}
-	st := newStorm(&d, underTest, seed^0x5eed_d8a1)
+	// The same seed: a client's draws are keyed by (client, attempt within
+	// the round), so its drain round replays its storm round's numbers, as
+	// the real client (gateway/client) does.
+	st := newStorm(&d, underTest, seed)
 	newEngine(st).run()
 	return st.result().Drain
 }
