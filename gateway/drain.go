@@ -8,7 +8,7 @@ import (
 )
 
 // forcedCloseWait is how long a drain waits, after the grace, for
-// force-closed sessions to unregister.
+// force-closed sessions to unregister and release their routes.
 const forcedCloseWait = time.Second
 
 // drain is the seed's planned shutdown, in its order:
@@ -17,9 +17,10 @@ const forcedCloseWait = time.Second
 //  2. stop renewing and set lease_until = now, so the other gateways reclaim
 //     at their next sweep even if the rest is cut short;
 //  3. goaway then close 1001 to every connection, all at once;
-//  4. wait for them to leave, at most DrainGrace from the start, each
-//     releasing its own route; then drop the stragglers' TCP connections;
-//  5. delete whatever routes are left.
+//  4. wait for them to leave and for their route releases to return, at most
+//     DrainGrace from the start; then drop the stragglers' TCP connections;
+//  5. delete whatever routes are left: leftover_routes counts only routes
+//     that no session released (0 when every client left in time).
 //
 // stopLease must stop the lease loop and return once it has stopped.
 func (g *Gateway) drain(stopLease func()) error {
@@ -51,9 +52,10 @@ func (g *Gateway) drain(stopLease func()) error {
 	return err
 }
 
-// waitEmpty polls until no connection is registered or deadline passes.
+// waitEmpty polls until no connection is registered and no route release
+// is in flight, or deadline passes.
 func (g *Gateway) waitEmpty(deadline time.Time) {
-	for g.reg.len() > 0 && time.Now().Before(deadline) {
+	for g.reg.busy() > 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }

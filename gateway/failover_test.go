@@ -39,7 +39,7 @@ func TestSIGKILLRoutesReclaimedWithinLeaseBound(t *testing.T) {
 	period := models.LeasePeriod(pc.lease, pc.ping)
 	lo, hi := models.ReclaimBound(pc.lease, period, period)
 	t.Logf("kill to reclaim: %v (window [%v, %v] + %v slack)", took, lo, hi, reclaimSlack)
-	if e["gateway"] != "gw-a" || e.num("count") != 20 {
+	if e["dead_gateway"] != "gw-a" || e.num("count") != 20 {
 		t.Errorf("sweep line %v, want gw-a count 20", e)
 	}
 	if took < lo-reclaimSlack || took > hi+reclaimSlack {
@@ -117,8 +117,8 @@ func TestSIGTERMDrain(t *testing.T) {
 		}
 		prev = ev[0].time()
 	}
-	if done := g.logs.events("drain_done")[0]; done.num("goaway") != float64(n+1+len(late)) {
-		t.Errorf("drain_done %v, want goaway = %d", done, n+1+len(late))
+	if done := g.logs.events("drain_done")[0]; done.num("goaway") != float64(n+1+len(late)) || done.num("leftover_routes") != 0 {
+		t.Errorf("drain_done %v, want goaway = %d and leftover_routes = 0 (every session released its own)", done, n+1+len(late))
 	}
 }
 

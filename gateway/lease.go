@@ -96,7 +96,8 @@ func (g *Gateway) renew(ctx context.Context) bool {
 	return true
 }
 
-// sweep deletes the routes of other gateways whose lease expired.
+// sweep deletes the routes of other gateways whose lease expired. The swept
+// gateway is logged as dead_gateway: "gateway" is the logger's own id.
 func (g *Gateway) sweep(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.Period())
 	gone, err := g.deps.Leases.Sweep(sctx, g.cfg.ID)
@@ -106,7 +107,7 @@ func (g *Gateway) sweep(ctx context.Context) {
 	}
 	for _, r := range gone {
 		g.metrics.RoutesReclaimed.Add(r.Routes)
-		g.log.Info("sweep_reclaimed", "gateway", r.Gateway, "count", r.Routes)
+		g.log.Info("sweep_reclaimed", "dead_gateway", r.Gateway, "count", r.Routes)
 	}
 }
 

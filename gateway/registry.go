@@ -82,11 +82,15 @@ func (c *conn) forceClose() {
 	}
 }
 
-// registry holds the gateway's connections by conn id.
+// registry holds the gateway's connections by conn id, and counts the
+// sessions that have left it but whose route release has not returned: until
+// it does, the route may still be in the database, and a drain that released
+// the gateway's routes meanwhile would count it as left over.
 type registry struct {
-	mu       sync.Mutex
-	draining bool
-	conns    map[string]*conn
+	mu        sync.Mutex
+	draining  bool
+	conns     map[string]*conn
+	releasing int
 }
 
 func newRegistry() *registry { return &registry{conns: make(map[string]*conn)} }
@@ -106,6 +110,28 @@ func (r *registry) remove(c *conn) {
 	r.mu.Lock()
 	delete(r.conns, c.id)
 	r.mu.Unlock()
+}
+
+// beginRelease unregisters c and counts its route release as in flight
+// until endRelease: at every moment c is either registered or counted.
+func (r *registry) beginRelease(c *conn) {
+	r.mu.Lock()
+	delete(r.conns, c.id)
+	r.releasing++
+	r.mu.Unlock()
+}
+
+func (r *registry) endRelease() {
+	r.mu.Lock()
+	r.releasing--
+	r.mu.Unlock()
+}
+
+// busy is the number of registered connections plus route releases in flight.
+func (r *registry) busy() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.conns) + r.releasing
 }
 
 func (r *registry) get(id string) *conn {

@@ -67,12 +67,14 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	g.endSession(c, code, reason)
 }
 
-// endSession unregisters c and releases its route (only if c still holds it).
+// endSession unregisters c and releases its route (only if c still holds
+// it); a drain waits for the release before releasing what is left.
 func (g *Gateway) endSession(c *conn, code websocket.StatusCode, reason string) {
-	g.reg.remove(c)
+	g.reg.beginRelease(c)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
 	err := g.deps.Handshakes.ReleaseRoute(ctx, c.device, c.id)
+	cancel()
+	g.reg.endRelease()
 	args := []any{"device", c.device, "conn", c.id, "code", int(code), "reason", reason}
 	if err != nil {
 		args = append(args, "release_err", err.Error())

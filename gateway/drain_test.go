@@ -1,0 +1,110 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"stormsim/gateway"
+	"stormsim/gateway/store"
+)
+
+// slowRelease answers ReleaseRoute after delay, as a loaded database would,
+// and for the devices in fail answers an error without deleting anything.
+type slowRelease struct {
+	*store.PG
+	delay time.Duration
+	fail  map[string]bool
+}
+
+func (s slowRelease) ReleaseRoute(ctx context.Context, device, conn string) error {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.fail[device] {
+		return errors.New("injected release failure")
+	}
+	return s.PG.ReleaseRoute(ctx, device, conn)
+}
+
+// finalRelease records, for the last ReleaseGateway call, how many routes
+// the gateway held in the database just before it and how many it deleted.
+type finalRelease struct {
+	*store.PG
+	mu      sync.Mutex
+	held    int64
+	deleted int64
+}
+
+func (f *finalRelease) ReleaseGateway(ctx context.Context, gw string) (int64, error) {
+	held, err := f.PG.RouteCount(ctx, gw)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.PG.ReleaseGateway(ctx, gw)
+	f.mu.Lock()
+	f.held, f.deleted = held, n
+	f.mu.Unlock()
+	return n, err
+}
+
+// TestDrainLeftoverCountsOnlyRoutesNobodyReleased: drain_done's
+// leftover_routes is what the final release deleted, and the drain waits
+// for session releases still in flight before it, so clients that all leave
+// normally leave 0; a session whose release fails leaves exactly its route.
+func TestDrainLeftoverCountsOnlyRoutesNobodyReleased(t *testing.T) {
+	cases := []struct {
+		name    string
+		clients int
+		failing int // clients whose route release fails: the final release deletes theirs
+		delay   time.Duration
+	}{
+		{"all leave, releases instant", 20, 0, 0},
+		{"all leave, releases slow", 20, 0, 300 * time.Millisecond},
+		{"three releases fail", 20, 3, 300 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := setup(t, c.clients)
+			fail := map[string]bool{}
+			for i := range c.failing {
+				fail[store.DeviceID(i)] = true
+			}
+			leases := &finalRelease{PG: leasePool(t, s)}
+			deps := gateway.Deps{Handshakes: slowRelease{PG: s, delay: c.delay, fail: fail}, Leases: leases, Kicks: s}
+			cfg := testConfig("gw-drain")
+			p := startInproc(t, cfg, deps)
+			clients := connectAll(t, p.addr, 0, c.clients, 1)
+			if err := p.stop(t); err != nil {
+				t.Fatalf("drain: %v", err)
+			}
+			for i, cl := range clients {
+				if cl.isOpen() {
+					t.Errorf("client %d still open after the drain", i)
+				}
+			}
+			done := p.logs.events("drain_done")
+			if len(done) != 1 {
+				t.Fatalf("drain_done lines: %v, want one", done)
+			}
+			leases.mu.Lock()
+			held, deleted := leases.held, leases.deleted
+			leases.mu.Unlock()
+			logged := int64(done[0].num("leftover_routes"))
+			if logged != deleted || held != deleted || logged != int64(c.failing) {
+				t.Errorf("leftover_routes %d, final release deleted %d of %d held; want all %d",
+					logged, deleted, held, c.failing)
+			}
+			if f := done[0].num("forced"); f != 0 {
+				t.Errorf("forced %v, want 0 (every client reads)", f)
+			}
+			if n, err := s.RouteCount(context.Background(), cfg.ID); err != nil || n != 0 {
+				t.Errorf("%d routes left after the drain (%v)", n, err)
+			}
+		})
+	}
+}
