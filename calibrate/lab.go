@@ -362,7 +362,7 @@ func waitSweep(ctx context.Context, gw *gatewayProc, dead string, within time.Du
 	for {
 		lines, changed := gw.log.find("sweep_reclaimed")
 		for _, l := range lines {
-			if l.Fields["gateway"] == dead {
+			if l.Fields["dead_gateway"] == dead {
 				return l, nil
 			}
 		}
