@@ -48,3 +48,37 @@ func TestCapacityDecidesAtTurn(t *testing.T) {
 		t.Errorf("attempts %d, last connect %v ms, accepts per second %v; want 10, 3430, [1 1 1 1]", r.Attempts, r.ConvergenceMs, r.Series.Accepts)
 	}
 }
+
+// TestCapacityDecidesOnArrival is TestCapacityDecidesAtTurn's storm with
+// decide: arrival, worked by hand (admitted 100 ms, rejected 10 ms, the
+// rejections answered without waiting behind the claim but adding their
+// 10 ms to it):
+//
+//	c0 at 0 admitted (slot 0), done 100; c1, c2, c3 at 0 rejected, told at 10
+//	(the gateway busy until 100 + 3*10 = 130)
+//	c1, c2, c3 back at 1010: one admitted (slot 1), done 1110; two told at 1020
+//	the two back at 2020: one admitted (slot 2), done 2120; one told at 2030
+//	the last back at 3030: admitted, done 3130
+//
+// so 10 attempts (4, 3, 2, 1 per second) and the last client connected at
+// 3130 ms; and three clients into an unlimited gateway at 10/s connect at
+// 100, 200 and 300 ms, as when deciding at the turn.
+func TestCapacityDecidesOnArrival(t *testing.T) {
+	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "slots", Slot: time.Second, PerSlot: 1},
+		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Metrics:  Metrics{Window: time.Second},
+		Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100, Decide: models.DecideOnArrival}})
+	r := runFirst(t, s)
+	if r.Attempts != 10 || r.ConvergenceMs != 3130 || !reflect.DeepEqual(r.Series.Attempts, []int64{4, 3, 2, 1}) ||
+		!reflect.DeepEqual(r.Series.Accepts, []int64{1, 1, 1, 1}) {
+		t.Errorf("attempts %d, last connect %v ms, attempts %v and accepts %v per second; want 10, 3130, [4 3 2 1], [1 1 1 1]",
+			r.Attempts, r.ConvergenceMs, r.Series.Attempts, r.Series.Accepts)
+	}
+	q := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
+		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Metrics:  Metrics{Window: 100 * time.Millisecond},
+		Capacity: &models.CapacitySpec{AdmitPerS: 10, Decide: models.DecideOnArrival}})
+	if got, want := runFirst(t, q).ConnectMs, (Quantiles{P50: 200, P90: 300, P99: 300, Max: 300}); got != want {
+		t.Errorf("unlimited: connects %+v, want %+v", got, want)
+	}
+}

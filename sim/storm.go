@@ -159,7 +159,8 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 // decide returns what an attempt arriving at t gets, from which gateway (0
 // without a pool), when that was decided and when the answer left. Without a
 // capacity model a gateway decides and answers on arrival; with one, the
-// attempt first waits its turn in the gateway's queue.
+// attempt first waits its turn in the gateway's queue (or, with decide:
+// arrival, is decided at once and then waits its turn if admitted).
 func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decided, answered time.Duration) {
 	adm := st.adm
 	if st.pool != nil {
@@ -176,7 +177,9 @@ func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decid
 	var q *models.HandshakeQueue
 	if st.queues != nil {
 		q = st.queues[g]
-		decided = q.Start(t)
+		if !q.DecidesOnArrival() {
+			decided = q.Start(t)
+		}
 	}
 	out = rejected
 	if adm.Admit(decided) {
@@ -185,7 +188,11 @@ func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decid
 			st.pool.conns[g]++
 		}
 	}
-	if q != nil {
+	switch {
+	case q == nil:
+	case q.DecidesOnArrival():
+		answered = q.Book(t, out == admitted)
+	default:
 		answered = q.Finish(decided, out == admitted)
 	}
 	return out, g, decided, answered
