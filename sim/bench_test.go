@@ -81,3 +81,18 @@ func BenchmarkStormWithModels(b *testing.B) {
 	b.ReportMetric(float64(attempts)/b.Elapsed().Seconds(), "attempts/s")
 	b.ReportMetric(float64(attempts)/float64(b.N), "attempts/op")
 }
+
+// BenchmarkReferenceEngine runs the test oracle, a container/heap engine,
+// on the 1,000,000-client storm, for comparison with BenchmarkStorm.
+//
+//	go test ./sim -run '^$' -bench ReferenceEngine -benchtime 2x
+func BenchmarkReferenceEngine(b *testing.B) {
+	s := stormScenario(1_000_000)
+	pol := mustBackoff(b, s.Policies[0])
+	var attempts int64
+	for i := 0; i < b.N; i++ {
+		r, _ := referenceRun(s, pol, uint64(i)+1, func(time.Duration, uint32, bool) {})
+		attempts += r.Attempts
+	}
+	b.ReportMetric(float64(attempts)/b.Elapsed().Seconds(), "attempts/s")
+}
