@@ -43,7 +43,7 @@ const (
 	ReportFile     = "calibration.json"
 	RecordFile     = "real.ndjson"
 	ChartsDir      = "charts"
-	CalibratedFile = "calibrated.yaml" // the scenario with the fitted network and detection, for stormsim run and sweep
+	CalibratedFile = "calibrated.yaml" // the scenario with the fitted capacity, network and detection, for stormsim run and sweep
 )
 
 // Options configures a calibration. Zero values take the defaults above.
@@ -101,6 +101,9 @@ type Report struct {
 	// config's own keys (also written to calibrated.yaml).
 	CalibratedConfig json.RawMessage `json:"calibrated_config"`
 	Simulations      []Simulation    `json:"simulations"`
+	// Variants are other fitted models, compared alike but not checked:
+	// what each part of the calibrated model contributes.
+	Variants []Simulation `json:"variants"`
 	// Agreement is the calibrated simulation's checks (attempts, time to
 	// all reconnected, per-window series), as listed with their tolerances.
 	Agreement []Agreement `json:"agreement"`
@@ -113,6 +116,7 @@ const ReportSchemaVersion = 1
 // real runs.
 type Simulation struct {
 	Label        string                `json:"label"`
+	Capacity     *models.CapacitySpec  `json:"capacity"`  // nil: gateways answer at once
 	Network      *models.NetworkSpec   `json:"network"`   // nil: no latency
 	Detection    *models.DetectionSpec `json:"detection"` // nil: clients notice at once
 	Replications int                   `json:"replications"`
@@ -229,31 +233,36 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 
 	var handshakes []Handshake
 	var starts [][]float64
+	var claims [][]Claim
+	var rejects [][]float64
 	for _, r := range rep.Real {
 		handshakes = append(handshakes, r.Handshakes...)
 		starts = append(starts, r.StartDelaysMs)
+		claims = append(claims, r.Claims)
+		rejects = append(rejects, r.RejectsMs)
 	}
-	if rep.Fit, err = fitModel(handshakes, starts); err != nil {
+	if rep.Fit, err = fitModel(handshakes, starts, claims, rejects); err != nil {
 		return nil, err
 	}
-	calibrated, err := withFit(s, rep.Fit)
+	fitted, err := fittedModels(s, rep.Fit)
 	if err != nil {
 		return nil, err
 	}
-	rep.CalibratedConfig = config.Echo(calibrated)
-	logf("fitted first rtt %s, rtt %s, server time %s, detection %s", describeDistPtr(rep.Fit.Network.FirstRTT),
+	rep.CalibratedConfig = config.Echo(fitted[0].s)
+	logf("fitted capacity %s, rtt %s, server time %s, detection %s", describeCapacity(rep.Fit.Capacity),
 		describeDist(rep.Fit.Network.RTT), describeDist(rep.Fit.Network.ServerTime), describeDist(rep.Fit.Detection.Delay))
-	for _, m := range []struct {
-		label string
-		s     *sim.Scenario
-	}{{LabelCalibrated, calibrated}, {LabelUncalibrated, s}} {
+	for i, m := range fitted {
 		reps, err := simulate(m.s, spec, opt.Replications)
 		if err != nil {
 			return nil, err
 		}
-		sm := Simulation{Label: m.label, Network: m.s.Network, Detection: m.s.Detection, Replications: opt.Replications,
-			FirstSeed: s.Seed, results: reps,
+		sm := Simulation{Label: m.label, Capacity: m.s.Capacity, Network: m.s.Network, Detection: m.s.Detection,
+			Replications: opt.Replications, FirstSeed: s.Seed, results: reps,
 			Metrics: compareMetrics(rep.Real, reps), Series: compareSeries(rep.Real, reps, ms(s.Metrics.Window))}
+		if i >= 2 {
+			rep.Variants = append(rep.Variants, sm)
+			continue
+		}
 		rep.Simulations = append(rep.Simulations, sm)
 		rep.Agreement = append(rep.Agreement, agreements(sm)...)
 		logf("simulated %d replications (%s)", opt.Replications, m.label)
@@ -319,6 +328,14 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// describeCapacity prints a capacity in one short phrase.
+func describeCapacity(c *models.CapacitySpec) string {
+	if c == nil {
+		return "none (no backlog seen)"
+	}
+	return fmt.Sprintf("admit %.1f/s, reject %.0f/s, decided at %s", c.AdmitPerS, c.RejectPerS, c.Decide)
 }
 
 // describeDistPtr is describeDist, "none" for nil.

@@ -19,59 +19,125 @@ type Series struct {
 	// decisions' placement: how much later than the fastest admission's
 	// the fifth fastest one's (log time - token_ms) lies.
 	ClockSkewMs float64 `json:"clock_skew_ms,omitempty"`
+	// ClockSlackMs (gateway side only) is how much later the admitted
+	// decisions would lie were they placed by their log lines' times alone
+	// (see decisionsOf): what the client-side bound corrected.
+	ClockSlackMs float64 `json:"clock_slack_ms,omitempty"`
 }
 
-// decisionSeries counts gw-b's admission decisions from its log, from
-// origin on: where the simulator counts an attempt (it decides on arrival).
-// A rejected line is written right at its decision. An admitted line is
-// written after the claim and the upgrade, but carries token_ms, the
-// decision on the gateway's monotonic clock; the clock's origin in wall
-// time is at most the earliest (line time - token_ms), and that bound is
-// tight because the fastest admissions log within a fraction of a
-// millisecond.
-func decisionSeries(lines []logLine, origin time.Time, window time.Duration) (Series, error) {
-	var s Series
+// attemptKey names one handshake on both sides: the device and the attempt
+// counter it sent (?attempt=), which the gateway logs as "attempt".
+type attemptKey struct {
+	device  string
+	attempt int64
+}
+
+// Claim is one admitted handshake seen by the gateway: its admission
+// decision and its "admitted" log line (written after the route claim and
+// the upgrade), in ms from the phase's origin.
+type Claim struct {
+	Device    string  `json:"device"`
+	Attempt   int64   `json:"attempt"` // the device's attempt counter
+	DecidedMs float64 `json:"decided_ms"`
+	DoneMs    float64 `json:"done_ms"`
+}
+
+// gatewayDecisions are a gateway's admission decisions from its log.
+type gatewayDecisions struct {
+	claims  []Claim     // admitted handshakes
+	rejects []time.Time // 429 decisions (a rejected line is written right at its decision)
+	// skewMs and slackMs describe the placement of the admitted decisions
+	// (see Series.ClockSkewMs and Series.ClockSlackMs).
+	skewMs, slackMs float64
+}
+
+// decisionsOf places gw's decisions in wall time. A rejected line is
+// written at its decision. An admitted line is written after the claim and
+// the upgrade but carries token_ms, the decision on the gateway's
+// monotonic clock, whose origin in wall time lies between two bounds: at
+// most the earliest (line time - token_ms), since no line precedes its
+// decision, and at least the latest (sent - token_ms) over the handshakes
+// the clients sent (sent maps them to their send times), since no decision
+// precedes its request. The lower bound is used when known: the storm's
+// first handshakes reach an idle gateway and are decided within a loopback
+// hop of being sent, whereas under load even the fastest admission logs
+// hundreds of milliseconds after its decision (the upper bound then places
+// every admission that much late).
+func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Time) (gatewayDecisions, error) {
+	var d gatewayDecisions
 	var admitted []logLine
-	offset := time.Time{}
+	var upper, lower time.Time
 	var offsets []time.Time
 	for _, l := range lines {
-		if l.Msg != "admitted" {
-			continue
-		}
-		admitted = append(admitted, l)
-		o := l.Time.Add(-time.Duration(l.num("token_ms") * float64(time.Millisecond)))
-		offsets = append(offsets, o)
-		if offset.IsZero() || o.Before(offset) {
-			offset = o
+		switch {
+		case l.Msg == "admitted":
+			admitted = append(admitted, l)
+			token := time.Duration(l.num("token_ms") * float64(time.Millisecond))
+			o := l.Time.Add(-token)
+			offsets = append(offsets, o)
+			if upper.IsZero() || o.Before(upper) {
+				upper = o
+			}
+			if at, ok := sent[attemptKey{str(l.Fields["device"]), int64(l.num("attempt"))}]; ok {
+				if lo := at.Add(-token); lower.IsZero() || lo.After(lower) {
+					lower = lo
+				}
+			}
+		case l.Msg == "rejected" && l.num("status") == 429:
+			d.rejects = append(d.rejects, l.Time)
 		}
 	}
 	if len(admitted) == 0 {
-		return s, errors.New("gateway log has no admitted lines: cannot place its admission decisions")
+		return d, errors.New("gateway log has no admitted lines: cannot place its admission decisions")
 	}
-	s.ClockSkewMs = skew(offsets, offset)
-	at := func(t time.Time) int {
-		d := t.Sub(origin)
-		if d < 0 {
+	clock := upper
+	if !lower.IsZero() && !lower.After(upper) {
+		clock = lower
+		d.slackMs = ms(upper.Sub(lower))
+	}
+	d.skewMs = skew(offsets, upper)
+	for _, l := range admitted {
+		decided := clock.Add(time.Duration(l.num("token_ms") * float64(time.Millisecond)))
+		d.claims = append(d.claims, Claim{Device: str(l.Fields["device"]), Attempt: int64(l.num("attempt")),
+			DecidedMs: ms(decided.Sub(origin)), DoneMs: ms(l.Time.Sub(origin))})
+	}
+	return d, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// decisionSeries counts gw-b's admission decisions (decisionsOf) from origin
+// on: where the simulator counts an attempt (it decides on arrival).
+func decisionSeries(lines []logLine, origin time.Time, window time.Duration, sent map[attemptKey]time.Time) (Series, gatewayDecisions, error) {
+	var s Series
+	d, err := decisionsOf(lines, origin, sent)
+	if err != nil {
+		return s, d, err
+	}
+	s.ClockSkewMs, s.ClockSlackMs = d.skewMs, d.slackMs
+	at := func(afterOrigin time.Duration) int {
+		if afterOrigin < 0 {
 			return -1
 		}
-		return int(d / window)
+		return int(afterOrigin / window)
 	}
-	for _, l := range admitted {
-		if i := at(offset.Add(time.Duration(l.num("token_ms") * float64(time.Millisecond)))); i >= 0 {
+	for _, c := range d.claims {
+		if i := at(time.Duration(c.DecidedMs * float64(time.Millisecond))); i >= 0 {
 			countWindows(&s.Attempts, i)
 			countWindows(&s.Accepts, i)
 		}
 	}
-	for _, l := range lines {
-		if l.Msg == "rejected" && l.num("status") == 429 {
-			if i := at(l.Time); i >= 0 {
-				countWindows(&s.Attempts, i)
-				countWindows(&s.Rejects, i)
-			}
+	for _, r := range d.rejects {
+		if i := at(r.Sub(origin)); i >= 0 {
+			countWindows(&s.Attempts, i)
+			countWindows(&s.Rejects, i)
 		}
 	}
 	s.finish()
-	return s, nil
+	return s, d, nil
 }
 
 // skew is how far above the earliest offset the fifth earliest lies, in ms.

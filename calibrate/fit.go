@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"net/http"
@@ -15,16 +16,21 @@ import (
 
 // FitMethod describes, for calibration.json and the README, how the model
 // parameters are derived from what the real runs measured.
-const FitMethod = "every distribution is a lognormal fitted by log-moments (median exp(mean ln x), sigma sd(ln x), " +
+const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission token before any database work): " +
+	"admit_per_s = 1 / the mean gap between consecutive admitted lines of gw-b while a backlog exists " +
+	"(the later handshake decided before the earlier one's line: its gap is pure claim work, the queue never idle), " +
+	"pooled over the runs; reject_per_s = 1 / the median gap between consecutive 429 decisions of gw-b " +
+	"(they come in bursts, so the median gap is a back-to-back one); " +
+	"every distribution is a lognormal fitted by log-moments (median exp(mean ln x), sigma sd(ln x), " +
 	"capped at the largest sample); " +
-	"rtt: the latency of rejected handshakes (429/503: no database work) after a client's first attempt; " +
-	"first_rtt: the same for first attempts, which meet the gateway at its busiest (the whole population at once); " +
-	"reject_time: 0, a rejected handshake's whole latency being its rtt; " +
-	"server_time and first_server_time: admitted later and first attempts' latency minus the median rtt of their kind, " +
-	"floored at 0.1 ms; " +
+	"rtt: the latency of rejected handshakes (429/503: no claim, no queue); reject_time: 0; " +
+	"server_time: the residual of each admitted handshake not explained by the queue, " +
+	"its latency minus its time at gw-b (decision to admitted line) minus the median rtt, floored at 0.1 ms; " +
 	"detection delay: each client's start delay (first attempt sent - SIGKILL - its own initial wait), " +
 	"each run's delays first scaled to the median of the runs' medians (every client sees the same crash at once: " +
-	"a run's level is common to its clients, only the spread within a run is per client)"
+	"a run's level is common to its clients, only the spread within a run is per client); " +
+	"variants (reported, not used): first_rtt and first_server_time fitted on first attempts alone; the capacity " +
+	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time)"
 
 // minServerTime floors latency minus rtt: an admitted handshake faster than
 // the median rejected one still did some work.
@@ -33,27 +39,45 @@ const minServerTime = 100 * time.Microsecond
 // minSamples is the fewest latencies a distribution is fitted to.
 const minSamples = 3
 
-// Fit is the simulator's network and detection parameters measured on the
-// real runs, with the observations they come from (milliseconds).
+// Fit is the simulator's capacity, network and detection parameters
+// measured on the real runs, with the observations they come from
+// (milliseconds).
 type Fit struct {
-	Method            string               `json:"method"`
-	FirstRejectedMs   Quantiles            `json:"first_rejected_handshake_ms"` // first attempts answered 429/503
-	RejectedMs        Quantiles            `json:"rejected_handshake_ms"`       // later attempts answered 429/503
-	FirstAdmittedMs   Quantiles            `json:"first_admitted_handshake_ms"` // first attempts answered 101
-	AdmittedMs        Quantiles            `json:"admitted_handshake_ms"`       // later attempts answered 101
-	StartDelayMs      Quantiles            `json:"start_delay_ms"`              // runs aligned
-	FirstRejected     int                  `json:"first_rejected_samples"`
-	Rejected          int                  `json:"rejected_samples"`
-	Admitted          int                  `json:"admitted_samples"`
-	StartDelaySamples int                  `json:"start_delay_samples"`
-	Network           models.NetworkSpec   `json:"network"`
-	Detection         models.DetectionSpec `json:"detection"`
+	Method            string    `json:"method"`
+	FirstRejectedMs   Quantiles `json:"first_rejected_handshake_ms"` // first attempts answered 429/503
+	RejectedMs        Quantiles `json:"rejected_handshake_ms"`       // later attempts answered 429/503
+	FirstAdmittedMs   Quantiles `json:"first_admitted_handshake_ms"` // first attempts answered 101
+	AdmittedMs        Quantiles `json:"admitted_handshake_ms"`       // later attempts answered 101
+	AtGatewayMs       Quantiles `json:"admitted_at_gateway_ms"`      // admitted: decision to admitted line at gw-b
+	ResidualMs        Quantiles `json:"admitted_residual_ms"`        // admitted: latency - time at gw-b - median rtt
+	StartDelayMs      Quantiles `json:"start_delay_ms"`              // runs aligned
+	FirstRejected     int       `json:"first_rejected_samples"`
+	Rejected          int       `json:"rejected_samples"`
+	Admitted          int       `json:"admitted_samples"`
+	StartDelaySamples int       `json:"start_delay_samples"`
+	// AdmitGapMs is the mean gap between consecutive admitted lines while a
+	// backlog exists (AdmitGaps of them), RejectGapMs the median gap
+	// between consecutive 429 decisions (RejectGaps of them).
+	AdmitGapMs  float64 `json:"admit_gap_ms"`
+	AdmitGaps   int     `json:"admit_gaps"`
+	RejectGapMs float64 `json:"reject_gap_ms"`
+	RejectGaps  int     `json:"reject_gaps"`
+
+	Capacity  *models.CapacitySpec `json:"capacity"` // nil: no backlog seen
+	Network   models.NetworkSpec   `json:"network"`
+	Detection models.DetectionSpec `json:"detection"`
+	// NetworkWithFirst is Network with first_rtt and first_server_time
+	// fitted on first attempts alone; NetworkOnly the network fitted
+	// without a capacity (the whole admitted latency less the median rtt
+	// as server time). Variants, compared in the report.
+	NetworkWithFirst models.NetworkSpec `json:"network_with_first"`
+	NetworkOnly      models.NetworkSpec `json:"network_only"`
 }
 
-// fitModel fits the network (first_rtt, rtt, server_time, reject_time) and
-// the detection delay to the real runs' handshakes and, per run, the
-// clients' start delays (ms).
-func fitModel(handshakes []Handshake, startsPerRun [][]float64) (Fit, error) {
+// fitModel fits the capacity, the network and the detection delay to the
+// real runs' handshakes, per run gw-b's claims and 429 decision times, and
+// per run the clients' start delays (ms).
+func fitModel(handshakes []Handshake, startsPerRun [][]float64, claimsPerRun [][]Claim, rejectsPerRun [][]float64) (Fit, error) {
 	var firstRejected, rejected, firstAdmitted, admitted []float64
 	for _, h := range handshakes {
 		switch {
@@ -69,46 +93,128 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64) (Fit, error) {
 	}
 	starts := alignRuns(startsPerRun)
 	allAdmitted := append(slices.Clone(firstAdmitted), admitted...)
+	allRejected := append(slices.Clone(firstRejected), rejected...)
 	f := Fit{Method: FitMethod, FirstRejectedMs: nearestRank(firstRejected), RejectedMs: nearestRank(rejected),
 		FirstAdmittedMs: nearestRank(firstAdmitted), AdmittedMs: nearestRank(admitted), StartDelayMs: nearestRank(starts),
 		FirstRejected: len(firstRejected), Rejected: len(rejected), Admitted: len(allAdmitted), StartDelaySamples: len(starts)}
-	if len(rejected)+len(firstRejected) < minSamples || len(allAdmitted) < minSamples {
+	if len(allRejected) < minSamples || len(allAdmitted) < minSamples {
 		return f, errors.New("too few handshakes to fit the network: the storm needs at least 3 rejected and 3 admitted attempts (is admission limited?)")
 	}
-	// With too few of one kind, both kinds share one rtt.
-	if len(firstRejected) < minSamples || len(rejected) < minSamples {
-		rejected = append(rejected, firstRejected...)
-		firstRejected = nil
-	}
-	f.Network.RTT = fitLognormal(rejected)
-	rtt, firstRTT := median(rejected), median(rejected)
-	if firstRejected != nil {
-		d := fitLognormal(firstRejected)
-		f.Network.FirstRTT, firstRTT = &d, median(firstRejected)
-	}
-	firstServer := make([]float64, 0, len(firstAdmitted))
-	for _, a := range firstAdmitted {
-		firstServer = append(firstServer, max(a-firstRTT, ms(minServerTime)))
-	}
-	server := make([]float64, 0, len(admitted))
-	for _, a := range admitted {
-		server = append(server, max(a-rtt, ms(minServerTime)))
-	}
-	// With too few of one kind, both kinds share one server time.
-	if len(firstServer) < minSamples || len(server) < minSamples {
-		server, firstServer = append(server, firstServer...), nil
-	}
-	f.Network.ServerTime = fitLognormal(server)
-	if firstServer != nil {
-		d := fitLognormal(firstServer)
-		f.Network.FirstServerTime = &d
-	}
+	f.Capacity = fitCapacity(&f, claimsPerRun, rejectsPerRun)
+
+	// The chosen network: one rtt, the residual server time.
+	rtt := median(allRejected)
+	f.Network.RTT = fitLognormal(allRejected)
 	f.Network.RejectTime = &models.Distribution{Dist: "fixed"}
+	var atGateway, residual, firstResidual []float64
+	for _, h := range handshakes {
+		if h.Status != http.StatusSwitchingProtocols || h.GatewayMs == nil {
+			continue
+		}
+		atGateway = append(atGateway, *h.GatewayMs)
+		r := max(h.LatencyMs-*h.GatewayMs-rtt, ms(minServerTime))
+		residual = append(residual, r)
+		if h.Attempt == 1 {
+			firstResidual = append(firstResidual, r)
+		}
+	}
+	f.AtGatewayMs, f.ResidualMs = nearestRank(atGateway), nearestRank(residual)
+	if len(residual) < minSamples { // no gateway times: the whole latency less rtt
+		residual = serverTimes(allAdmitted, rtt)
+	}
+	f.Network.ServerTime = fitLognormal(residual)
+
+	// Variant: first attempts apart.
+	f.NetworkWithFirst = f.Network
+	if len(firstRejected) >= minSamples && len(rejected) >= minSamples {
+		firstRTT := fitLognormal(firstRejected)
+		f.NetworkWithFirst.RTT, f.NetworkWithFirst.FirstRTT = fitLognormal(rejected), &firstRTT
+	}
+	if len(firstResidual) >= minSamples {
+		d := fitLognormal(firstResidual)
+		f.NetworkWithFirst.FirstServerTime = &d
+	}
+
+	// Variant: the network alone, no capacity (the earlier calibration).
+	f.NetworkOnly = networkOnly(firstRejected, rejected, firstAdmitted, admitted)
+
 	f.Detection = models.DetectionSpec{Kind: "reset"}
 	if len(starts) >= minSamples {
 		f.Detection.Delay = fitLognormal(starts)
 	}
 	return f, nil
+}
+
+// fitCapacity fits admit_per_s and reject_per_s (see FitMethod) and
+// records the gaps in f; nil when no run shows a backlog of admissions.
+func fitCapacity(f *Fit, claimsPerRun [][]Claim, rejectsPerRun [][]float64) *models.CapacitySpec {
+	busy := 0.0
+	for _, claims := range claimsPerRun {
+		c := slices.Clone(claims)
+		slices.SortFunc(c, func(a, b Claim) int { return cmp.Compare(a.DoneMs, b.DoneMs) })
+		for i := 1; i < len(c); i++ {
+			if c[i].DecidedMs < c[i-1].DoneMs { // waiting while the earlier one was served
+				busy += c[i].DoneMs - c[i-1].DoneMs
+				f.AdmitGaps++
+			}
+		}
+	}
+	var gaps []float64
+	for _, rejects := range rejectsPerRun {
+		r := slices.Sorted(slices.Values(rejects))
+		for i := 1; i < len(r); i++ {
+			gaps = append(gaps, r[i]-r[i-1])
+		}
+	}
+	f.RejectGaps = len(gaps)
+	if f.AdmitGaps < minSamples || busy <= 0 {
+		return nil
+	}
+	f.AdmitGapMs = busy / float64(f.AdmitGaps)
+	c := &models.CapacitySpec{AdmitPerS: roundTo(1000/f.AdmitGapMs, 0.1), Decide: models.DecideOnArrival}
+	if len(gaps) >= minSamples {
+		f.RejectGapMs = median(gaps)
+		if f.RejectGapMs > 0 {
+			c.RejectPerS = roundTo(1000/f.RejectGapMs, 1)
+		}
+	}
+	return c
+}
+
+// networkOnly is the network fitted as if latency had no queue in it:
+// first_rtt and rtt from first and later rejections, server times as
+// admitted latency minus the median rtt of their kind.
+func networkOnly(firstRejected, rejected, firstAdmitted, admitted []float64) models.NetworkSpec {
+	var n models.NetworkSpec
+	if len(firstRejected) < minSamples || len(rejected) < minSamples {
+		rejected, firstRejected = append(slices.Clone(rejected), firstRejected...), nil
+	}
+	n.RTT = fitLognormal(rejected)
+	rtt, firstRTT := median(rejected), median(rejected)
+	if firstRejected != nil {
+		d := fitLognormal(firstRejected)
+		n.FirstRTT, firstRTT = &d, median(firstRejected)
+	}
+	firstServer, server := serverTimes(firstAdmitted, firstRTT), serverTimes(admitted, rtt)
+	if len(firstServer) < minSamples || len(server) < minSamples {
+		server, firstServer = append(server, firstServer...), nil
+	}
+	n.ServerTime = fitLognormal(server)
+	if firstServer != nil {
+		d := fitLognormal(firstServer)
+		n.FirstServerTime = &d
+	}
+	n.RejectTime = &models.Distribution{Dist: "fixed"}
+	return n
+}
+
+// serverTimes is each latency minus rtt, floored at minServerTime.
+func serverTimes(latencies []float64, rtt float64) []float64 {
+	out := make([]float64, 0, len(latencies))
+	for _, a := range latencies {
+		out = append(out, max(a-rtt, ms(minServerTime)))
+	}
+	return out
 }
 
 // alignRuns pools the runs' samples after scaling each run by the median

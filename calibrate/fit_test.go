@@ -57,6 +57,47 @@ func TestFitLognormal(t *testing.T) {
 	}
 }
 
+// TestFitCapacity: run 1 is a gateway serving claims 5 ms apart while
+// backlogged (ten decided at 0, done at 5, 10, ..., 50) and one more decided
+// at 100 when idle (done 105: its gap is idle time, not counted); run 2
+// serves three decided at 0 in 2 ms each. Busy gaps: 9 x 5 + 2 x 2 = 49 ms
+// over 11, admit_per_s = 11000/49 = 224.49, rounded 224.5. The 429 gaps
+// are 0.1, 0.1, 0.1, 49.7 (run 1) and 0.2 (run 2), median 0.1 ms:
+// reject_per_s 10000. Rejected latencies all 2 ms give rtt fixed 2 ms, and
+// admitted latencies minus their time at the gateway minus 2 ms are all
+// 8 ms: server_time fixed 8 ms (the queue explains the rest).
+func TestFitCapacity(t *testing.T) {
+	var run1 []Claim
+	for i := 1; i <= 10; i++ {
+		run1 = append(run1, Claim{DecidedMs: 0, DoneMs: 5 * float64(i)})
+	}
+	run1 = append(run1, Claim{DecidedMs: 100, DoneMs: 105})
+	run2 := []Claim{{DoneMs: 6}, {DoneMs: 2}, {DoneMs: 4}} // out of order: sorted by DoneMs
+	rejects := [][]float64{{0, 0.1, 0.2, 0.3, 50}, {1, 1.2}}
+	gw := func(v float64) *float64 { return &v }
+	hs := []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2}, {Attempt: 2, Status: 429, LatencyMs: 2}, {Attempt: 3, Status: 503, LatencyMs: 2},
+		{Attempt: 1, Status: 101, LatencyMs: 30, GatewayMs: gw(20)}, {Attempt: 2, Status: 101, LatencyMs: 12, GatewayMs: gw(2)},
+		{Attempt: 2, Status: 101, LatencyMs: 58, GatewayMs: gw(48)}}
+	f, err := fitModel(hs, nil, [][]Claim{run1, run2}, rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := models.CapacitySpec{AdmitPerS: 224.5, RejectPerS: 10000, Decide: models.DecideOnArrival}
+	if f.Capacity == nil || *f.Capacity != want || f.AdmitGaps != 11 || f.RejectGaps != 5 {
+		t.Errorf("capacity %+v from %d and %d gaps, want %+v from 11 and 5", f.Capacity, f.AdmitGaps, f.RejectGaps, want)
+	}
+	fixed := func(ms float64) models.Distribution {
+		return models.Distribution{Dist: "fixed", Value: time.Duration(ms * float64(time.Millisecond))}
+	}
+	if f.Network.RTT != fixed(2) || f.Network.ServerTime != fixed(8) || f.Network.FirstRTT != nil || f.Network.FirstServerTime != nil {
+		t.Errorf("network %+v, want rtt fixed 2ms, server_time fixed 8ms, no first-attempt parts", f.Network)
+	}
+	// Without a backlog there is no capacity.
+	if f, _ := fitModel(hs, nil, [][]Claim{{{DecidedMs: 0, DoneMs: 1}, {DecidedMs: 5, DoneMs: 6}}}, nil); f.Capacity != nil {
+		t.Errorf("capacity %+v without a backlog, want none", f.Capacity)
+	}
+}
+
 // TestFitModelSplitsHandshakes: first and later rejections give first_rtt
 // and rtt; server time is each admitted latency minus the median rtt of its
 // kind (first: 40 - 20, later: 12 - 2 and 14 - 2 etc.); rejections take no
@@ -73,7 +114,7 @@ func TestFitModelSplitsHandshakes(t *testing.T) {
 		Handshake{Attempt: 2, Status: 101, LatencyMs: 12},   // server 10
 		Handshake{Attempt: 4, Status: 101, LatencyMs: 42},   // server 40
 		Handshake{Attempt: 2, Status: 409, LatencyMs: 1000}) // not a latency of the storm's kinds
-	f, err := fitModel(hs, [][]float64{{5, 10, 20}})
+	f, err := fitModel(hs, [][]float64{{5, 10, 20}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +125,9 @@ func TestFitModelSplitsHandshakes(t *testing.T) {
 		d    *models.Distribution
 		want time.Duration
 	}{
-		{"first_rtt", f.Network.FirstRTT, 20 * time.Millisecond},
-		{"rtt", &f.Network.RTT, 2 * time.Millisecond},
-		{"server_time", &f.Network.ServerTime, 20 * time.Millisecond},
+		{"first_rtt", f.NetworkOnly.FirstRTT, 20 * time.Millisecond},
+		{"rtt", &f.NetworkOnly.RTT, 2 * time.Millisecond},
+		{"server_time", &f.NetworkOnly.ServerTime, 20 * time.Millisecond},
 		{"detection", &f.Detection.Delay, 10 * time.Millisecond},
 	}
 	for _, c := range checks {
@@ -104,7 +145,7 @@ func TestFitModelSplitsHandshakes(t *testing.T) {
 
 func TestFitModelNeedsRejections(t *testing.T) {
 	hs := []Handshake{{Attempt: 1, Status: 101, LatencyMs: 5}, {Attempt: 1, Status: 101, LatencyMs: 6}, {Attempt: 1, Status: 101, LatencyMs: 7}}
-	if _, err := fitModel(hs, nil); err == nil || !strings.Contains(err.Error(), "too few handshakes") {
+	if _, err := fitModel(hs, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "too few handshakes") {
 		t.Errorf("err = %v, want too few handshakes", err)
 	}
 }
@@ -115,7 +156,7 @@ func TestFitModelSharesRTT(t *testing.T) {
 	hs := []Handshake{{Attempt: 1, Status: 429, LatencyMs: 8}, {Attempt: 2, Status: 429, LatencyMs: 2},
 		{Attempt: 2, Status: 429, LatencyMs: 4}, {Attempt: 1, Status: 101, LatencyMs: 5},
 		{Attempt: 2, Status: 101, LatencyMs: 6}, {Attempt: 3, Status: 101, LatencyMs: 7}}
-	f, err := fitModel(hs, nil)
+	f, err := fitModel(hs, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

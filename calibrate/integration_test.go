@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"stormsim/config"
+	"stormsim/models"
 )
 
 // The short integration run (30 clients, one real storm) checks the
@@ -142,8 +143,8 @@ func TestCalibrateShortLab(t *testing.T) {
 	if events["attempt"] < int(rep.Real[0].Crash.Attempts) || events["harness"] < 2 || events["run"] != 1 || events["gateway"] < 5 {
 		t.Errorf("record events %v", events)
 	}
-	if c, err := config.Load(filepath.Join(out, CalibratedFile), nil); err != nil || c.Network == nil || c.Network.FirstRTT == nil {
-		t.Errorf("%s does not load with the fitted network: %v", CalibratedFile, err)
+	if c, err := config.Load(filepath.Join(out, CalibratedFile), nil); err != nil || c.Network == nil || c.Capacity == nil || c.Capacity.Decide != models.DecideOnArrival {
+		t.Errorf("%s does not load with the fitted capacity and network: %v", CalibratedFile, err)
 	}
 	for _, name := range []string{"attempts.png", "connected.png", "reclaim.png", "band-attempts.png", "band-accepts.png"} {
 		if _, err := os.Stat(filepath.Join(out, ChartsDir, name)); err != nil {

@@ -78,15 +78,25 @@ type RealRun struct {
 
 	Drain *DrainRun `json:"drain,omitempty"`
 
-	// Handshakes are the crash phase's answered attempts: the fit's input.
+	// Handshakes are the crash phase's answered attempts; Claims gw-b's
+	// admitted handshakes and RejectsMs its 429 decisions (ms from the
+	// crash phase's start): the fit's input.
 	Handshakes []Handshake `json:"handshakes"`
+	Claims     []Claim     `json:"claims"`
+	RejectsMs  []float64   `json:"rejects_ms"`
 }
 
 // Handshake is one answered attempt of a real storm.
 type Handshake struct {
-	Attempt   int     `json:"attempt"` // 1-based within the client's round
-	Status    int     `json:"status"`  // 101, 429, 503, ...
-	LatencyMs float64 `json:"latency_ms"`
+	Device        string  `json:"device"`
+	DeviceAttempt int64   `json:"device_attempt"` // the counter sent as ?attempt=
+	Attempt       int     `json:"attempt"`        // 1-based within the client's round
+	Status        int     `json:"status"`         // 101, 429, 503, ...
+	LatencyMs     float64 `json:"latency_ms"`     // sent to answered, client side
+	// GatewayMs, for an admitted attempt the gateway logged, is its time
+	// there from the admission decision to the "admitted" line: the wait
+	// for and the work of the claim.
+	GatewayMs *float64 `json:"gateway_ms,omitempty"`
 }
 
 // Quantiles are nearest-rank quantiles in milliseconds.
@@ -268,9 +278,15 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	res.Gateway429 = int64(m[`gateway_handshakes_rejected_total{reason="429"}`])
 	res.GatewayAdmitted = int64(m["gateway_handshakes_admitted_total"])
 	res.GatewayPeakAccepted = peakInWindow(admitTimes(gwB), p.window)
-	if res.Decisions, err = decisionSeries(gwB.log.all(), crashFrom, p.window); err != nil {
+	var dec gatewayDecisions
+	if res.Decisions, dec, err = decisionSeries(gwB.log.all(), crashFrom, p.window, sentTimes(crashEvents)); err != nil {
 		return nil, err
 	}
+	res.Claims = dec.claims
+	for _, r := range dec.rejects {
+		res.RejectsMs = append(res.RejectsMs, ms(r.Sub(crashFrom)))
+	}
+	attachGatewayTimes(res.Handshakes, res.Claims)
 	if res.RoutesOnSurvivor, err = clientRoutes(ctx, db, gatewaySurvivor, witness); err != nil {
 		return nil, err
 	}
@@ -442,11 +458,37 @@ func crashTimes(events []client.Event, killedAt time.Time) phaseTimes {
 				t.start = append(t.start, ms(ev.Sent.Sub(killedAt)-w))
 			}
 			if ev.Status != 0 {
-				t.handshakes = append(t.handshakes, Handshake{Attempt: ev.Attempt, Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent))})
+				t.handshakes = append(t.handshakes, Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
+					Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent))})
 			}
 		}
 	}
 	return t
+}
+
+// sentTimes maps every attempt in events to when it was sent.
+func sentTimes(events []client.Event) map[attemptKey]time.Time {
+	out := map[attemptKey]time.Time{}
+	for _, ev := range events {
+		if ev.Kind == client.EventAttempt {
+			out[attemptKey{ev.Device, ev.DeviceAttempt}] = ev.Sent
+		}
+	}
+	return out
+}
+
+// attachGatewayTimes sets each admitted handshake's GatewayMs from the
+// gateway's claim of the same device and attempt.
+func attachGatewayTimes(hs []Handshake, claims []Claim) {
+	at := make(map[attemptKey]float64, len(claims))
+	for _, c := range claims {
+		at[attemptKey{c.Device, c.Attempt}] = c.DoneMs - c.DecidedMs
+	}
+	for i := range hs {
+		if v, ok := at[attemptKey{hs[i].Device, hs[i].DeviceAttempt}]; ok && hs[i].Status == http.StatusSwitchingProtocols {
+			hs[i].GatewayMs = &v
+		}
+	}
 }
 
 // ms converts d to float milliseconds.

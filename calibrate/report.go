@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -45,7 +46,7 @@ func writeAtomic(path string, data []byte) error {
 func calibratedYAML(s *sim.Scenario, rep *Report) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s calibrated against %d real run(s) of the gateway (stormsim calibrate):\n", s.Name, len(rep.Real))
-	fmt.Fprintf(&b, "# network and detection fitted as in calibration.json's fit.method; everything else as in the config.\n")
+	fmt.Fprintf(&b, "# capacity, network and detection fitted as in calibration.json's fit.method; everything else as in the config.\n")
 	b.Write(rep.CalibratedConfig)
 	b.WriteByte('\n')
 	return []byte(b.String())
@@ -65,14 +66,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	tw.Flush()
 	f := r.Fit
-	fmt.Fprintf(b, "\nfit from %d first and %d later rejected handshakes, %d admitted, %d start delays:\n",
-		f.FirstRejected, f.Rejected, f.Admitted, f.StartDelaySamples)
-	fmt.Fprintf(b, "  first_rtt          %s  (first attempts rejected: p50 %s, p90 %s)\n", describeDistPtr(f.Network.FirstRTT), fmtMs(f.FirstRejectedMs.P50), fmtMs(f.FirstRejectedMs.P90))
-	fmt.Fprintf(b, "  rtt                %s  (later attempts rejected: p50 %s, p90 %s)\n", describeDist(f.Network.RTT), fmtMs(f.RejectedMs.P50), fmtMs(f.RejectedMs.P90))
-	fmt.Fprintf(b, "  first_server_time  %s  (first attempts admitted: p50 %s, p90 %s)\n", describeDistPtr(f.Network.FirstServerTime), fmtMs(f.FirstAdmittedMs.P50), fmtMs(f.FirstAdmittedMs.P90))
-	fmt.Fprintf(b, "  server_time        %s  (later attempts admitted: p50 %s, p90 %s)\n", describeDist(f.Network.ServerTime), fmtMs(f.AdmittedMs.P50), fmtMs(f.AdmittedMs.P90))
-	fmt.Fprintf(b, "  reject_time        %s\n", describeDistPtr(f.Network.RejectTime))
-	fmt.Fprintf(b, "  detection          %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
+	fmt.Fprintf(b, "\nfit from %d first and %d later rejected handshakes, %d admitted, %d start delays, %d claim gaps, %d 429 gaps:\n",
+		f.FirstRejected, f.Rejected, f.Admitted, f.StartDelaySamples, f.AdmitGaps, f.RejectGaps)
+	fmt.Fprintf(b, "  capacity     %s  (mean claim gap while backlogged %s, median 429 gap %s)\n", describeCapacity(f.Capacity), fmtMs(f.AdmitGapMs), fmtMs(f.RejectGapMs))
+	fmt.Fprintf(b, "  rtt          %s  (rejected: first attempts p50 %s, later p50 %s)\n", describeDist(f.Network.RTT), fmtMs(f.FirstRejectedMs.P50), fmtMs(f.RejectedMs.P50))
+	fmt.Fprintf(b, "  server_time  %s  (admitted residual p50 %s p90 %s; at gw-b p50 %s p90 %s; latency first p50 %s, later p50 %s)\n",
+		describeDist(f.Network.ServerTime), fmtMs(f.ResidualMs.P50), fmtMs(f.ResidualMs.P90), fmtMs(f.AtGatewayMs.P50), fmtMs(f.AtGatewayMs.P90),
+		fmtMs(f.FirstAdmittedMs.P50), fmtMs(f.AdmittedMs.P50))
+	fmt.Fprintf(b, "  reject_time  %s\n", describeDistPtr(f.Network.RejectTime))
+	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
 		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {
 		fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications; twin: the replications with the real runs' seeds)\n", sm.Label)
@@ -96,6 +98,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	fmt.Fprintln(b, "\nmodels compared (attempts and time to all reconnected: sim mean vs real mean; series: windows inside the spread)")
+	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tattempts err\tlast reconnect err\tattempts/window\taccepts/window\t")
+	for _, sm := range append(slices.Clone(r.Simulations), r.Variants...) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Label, metricErr(sm, "attempts"), metricErr(sm, "convergence_ms"),
+			seriesInside(sm, "attempts"), seriesInside(sm, "accepts"))
+	}
+	tw.Flush()
 	fmt.Fprintln(b, "\nagreement")
 	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, a := range r.Agreement {
@@ -149,4 +159,24 @@ func fmtRel(v float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*v)
+}
+
+// metricErr is a simulation's relative error on metric, "-" if absent.
+func metricErr(sm Simulation, metric string) string {
+	for _, m := range sm.Metrics {
+		if m.Metric == metric {
+			return fmtRel(m.RelError)
+		}
+	}
+	return "-"
+}
+
+// seriesInside is "inside/windows (pass)" for a count series.
+func seriesInside(sm Simulation, series string) string {
+	for _, c := range sm.Series {
+		if c.Series == series && c.Pass != nil {
+			return fmt.Sprintf("%d/%d %s", c.WindowsInsideEnvelope, c.Windows, passFail(*c.Pass))
+		}
+	}
+	return "-"
 }

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestDecisionSeries(t *testing.T) {
 		return logLine{Msg: "rejected", Time: at(ms), Fields: map[string]any{"status": 429.0}}
 	}
 	lines := []logLine{adm(1010, 0.2), adm(1300, 40), rej(100), rej(260), rej(-5), {Msg: "closed", Time: at(10)}}
-	s, err := decisionSeries(lines, origin, 250*time.Millisecond)
+	s, _, err := decisionSeries(lines, origin, 250*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +40,39 @@ func TestDecisionSeries(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("series = %+v\nwant     %+v", s, want)
 	}
-	if _, err := decisionSeries([]logLine{rej(1)}, origin, time.Second); err == nil || !strings.Contains(err.Error(), "no admitted") {
+	if _, _, err := decisionSeries([]logLine{rej(1)}, origin, time.Second, nil); err == nil || !strings.Contains(err.Error(), "no admitted") {
 		t.Errorf("err = %v, want no admitted lines", err)
+	}
+}
+
+// TestDecisionsPlacedBySends: the gateway's clock started 1000 ms before
+// origin; admissions at token_ms 1010 and 1240 log 300 and 280 ms later
+// (a loaded gateway). By the log lines alone they would lie at 290 and
+// 520 ms (windows 1 and 2); the clients sent them at 9.5 and 200 ms, so the
+// clock started no earlier than 9.5 - 1010 = -1000.5 ms, which places them
+// at 9.5 and 239.5 ms (window 0), 280.5 ms earlier.
+func TestDecisionsPlacedBySends(t *testing.T) {
+	adm := func(device string, tokenMs, logDelayMs float64) logLine {
+		return logLine{Msg: "admitted", Time: at(tokenMs - 1000 + logDelayMs),
+			Fields: map[string]any{"token_ms": tokenMs, "device": device, "attempt": 2.0}}
+	}
+	lines := []logLine{adm("u-000-d1", 1010, 300), adm("u-001-d1", 1240, 280)}
+	sent := map[attemptKey]time.Time{{"u-000-d1", 2}: at(9.5), {"u-001-d1", 2}: at(200), {"u-001-d1", 1}: at(500)}
+	s, d, err := decisionSeries(lines, origin, 250*time.Millisecond, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Accepts, []int64{2}) || math.Abs(s.ClockSlackMs-280.5) > 1e-6 {
+		t.Errorf("accepts %v, slack %v ms; want [2], 280.5", s.Accepts, s.ClockSlackMs)
+	}
+	want := []Claim{{"u-000-d1", 2, 9.5, 310}, {"u-001-d1", 2, 239.5, 520}}
+	for i, c := range d.claims {
+		if c.Device != want[i].Device || c.Attempt != want[i].Attempt || math.Abs(c.DecidedMs-want[i].DecidedMs) > 1e-6 || math.Abs(c.DoneMs-want[i].DoneMs) > 1e-6 {
+			t.Errorf("claim %d = %+v, want %+v", i, c, want[i])
+		}
+	}
+	if s, _, _ := decisionSeries(lines, origin, 250*time.Millisecond, nil); !reflect.DeepEqual(s.Accepts, []int64{0, 1, 1}) {
+		t.Errorf("without sends: accepts %v, want [0 1 1]", s.Accepts)
 	}
 }
 

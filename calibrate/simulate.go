@@ -3,6 +3,8 @@ package calibrate
 import (
 	"fmt"
 
+	"stormsim/models"
+
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
@@ -10,23 +12,73 @@ import (
 
 // Simulation labels.
 const (
-	LabelCalibrated   = "calibrated"   // the scenario with the fitted network and detection
+	LabelCalibrated   = "calibrated"   // the scenario with the fitted capacity, network and detection
 	LabelUncalibrated = "uncalibrated" // the scenario as written
+	// Variants, compared but not checked.
+	LabelWithFirst    = "calibrated + first-attempt network" // first_rtt and first_server_time apart
+	LabelDecideAtTurn = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
+	LabelNoNetwork    = "capacity without network"           // the queue and detection only
+	LabelNetworkOnly  = "network only (no capacity)"         // the earlier calibration: latency draws alone
 )
 
-// withFit returns a copy of s whose network and detection are the fitted
-// ones; everything else (admission, policies, lease, drain) is unchanged.
-func withFit(s *sim.Scenario, f Fit) (*sim.Scenario, error) {
-	c := *s
-	net, det := f.Network, f.Detection
-	if err := net.Validate(); err != nil {
-		return nil, fmt.Errorf("fitted network: %w", err)
+// labelled is a scenario under a label.
+type labelled struct {
+	label string
+	s     *sim.Scenario
+}
+
+// fittedModels are the calibrated scenario, the scenario as written, then
+// the variants: copies of s with fitted sections; everything else
+// (admission, policies, lease, drain) is unchanged.
+func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
+	with := func(label string, capacity *models.CapacitySpec, net *models.NetworkSpec) (labelled, error) {
+		c := *s
+		det := f.Detection
+		if err := det.Validate(); err != nil {
+			return labelled{}, fmt.Errorf("fitted detection: %w", err)
+		}
+		if capacity != nil {
+			if err := capacity.Validate(); err != nil {
+				return labelled{}, fmt.Errorf("fitted capacity: %w", err)
+			}
+		}
+		if net != nil {
+			if err := net.Validate(); err != nil {
+				return labelled{}, fmt.Errorf("fitted network: %w", err)
+			}
+		}
+		c.Capacity, c.Network, c.Detection = capacity, net, &det
+		return labelled{label, &c}, nil
 	}
-	if err := det.Validate(); err != nil {
-		return nil, fmt.Errorf("fitted detection: %w", err)
+	var atTurn *models.CapacitySpec
+	if f.Capacity != nil {
+		c := *f.Capacity
+		c.Decide = models.DecideAtTurn
+		atTurn = &c
 	}
-	c.Network, c.Detection = &net, &det
-	return &c, nil
+	net, first, only := f.Network, f.NetworkWithFirst, f.NetworkOnly
+	out := []labelled{}
+	for _, m := range []struct {
+		label    string
+		capacity *models.CapacitySpec
+		net      *models.NetworkSpec
+	}{
+		{LabelCalibrated, f.Capacity, &net},
+		{LabelWithFirst, f.Capacity, &first},
+		{LabelDecideAtTurn, atTurn, &net},
+		{LabelNoNetwork, f.Capacity, nil},
+		{LabelNetworkOnly, nil, &only},
+	} {
+		l, err := with(m.label, m.capacity, m.net)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+		if m.label == LabelCalibrated {
+			out = append(out, labelled{LabelUncalibrated, s})
+		}
+	}
+	return out, nil
 }
 
 // simulate runs reps replications of s under policy spec, replication r
