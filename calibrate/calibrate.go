@@ -80,6 +80,8 @@ func (o Options) withDefaults() Options {
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Report is calibration.json: the real runs, their checks, the fit, and
