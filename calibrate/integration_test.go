@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,8 +68,49 @@ func gatewayBinary(t *testing.T) string {
 	return gatewayOnce.bin
 }
 
-// shortLab is the seed lab at 30 clients with gw-b's bucket scaled alike
-// (40/s and burst 10 per 60 devices: 20/s, burst 5).
+var stormsimOnce struct {
+	sync.Once
+	bin string
+	err error
+}
+
+// stormsimBinary builds cmd/stormsim once per test binary, without the race
+// detector whatever the test binary was built with: the real storm's clients
+// run in it, and race instrumentation would slow them several times over and
+// distort the very timing the test compares with the model.
+func stormsimBinary(t *testing.T) string {
+	t.Helper()
+	stormsimOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			stormsimOnce.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "calibrate-test-stormsim-")
+		if err != nil {
+			stormsimOnce.err = err
+			return
+		}
+		bin := filepath.Join(dir, "stormsim")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/stormsim")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			stormsimOnce.err = fmt.Errorf("go build ./cmd/stormsim: %v: %s", err, out)
+			return
+		}
+		stormsimOnce.bin = bin
+	})
+	if stormsimOnce.err != nil {
+		t.Fatal(stormsimOnce.err)
+	}
+	return stormsimOnce.bin
+}
+
+// shortLabSets turn the seed lab into 30 clients with gw-b's bucket scaled
+// alike (40/s and burst 10 per 60 devices: 20/s, burst 5).
+var shortLabSets = []string{"clients=30", "admission={kind: token_bucket, rate: 20, burst: 5, retry_after: 1s}"}
+
+// shortLab is that scenario, for the tests that call Run in process.
 func shortLab(t *testing.T) *config.Document {
 	t.Helper()
 	data, err := os.ReadFile("../configs/seed-lab.yaml")
@@ -77,7 +121,7 @@ func shortLab(t *testing.T) *config.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, set := range []string{"clients=30", "admission={kind: token_bucket, rate: 20, burst: 5, retry_after: 1s}"} {
+	for _, set := range shortLabSets {
 		if err := doc.SetArg(set); err != nil {
 			t.Fatal(err)
 		}
@@ -85,21 +129,37 @@ func shortLab(t *testing.T) *config.Document {
 	return doc
 }
 
-// TestCalibrateShortLab runs the whole calibration against real PostgreSQL
-// and real gateway processes: the seed lab's checks must hold on the real
-// run, and the calibrated model must agree with it.
+// TestCalibrateShortLab runs the whole calibration, `stormsim calibrate` as
+// a user runs it, against real PostgreSQL and real gateway processes: the
+// seed lab's checks must hold on the real run, and the calibrated model
+// must agree with it.
 func TestCalibrateShortLab(t *testing.T) {
 	url := databaseURL(t)
-	s, err := shortLab(t).Scenario()
+	out := t.TempDir()
+	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "1",
+		"--replications", strconv.Itoa(shortReps), "--database-url", url, "--gateway-bin", gatewayBinary(t), "--timeout", "1m"}
+	for _, set := range shortLabSets {
+		args = append(args, "--set", set)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, stormsimBinary(t), args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // lets it stop its gateways
+	cmd.WaitDelay = 10 * time.Second
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: a check or agreement failed, judged below
+		t.Fatalf("stormsim calibrate: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	data, err := os.ReadFile(filepath.Join(out, ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, s, Options{OutDir: out, DatabaseURL: url, GatewayBin: gatewayBinary(t), Replications: shortReps, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Real) != 1 || len(rep.Simulations) == 0 {
+		t.Fatalf("%s unreadable: %v", ReportFile, err)
 	}
 	var table strings.Builder
 	rep.WriteTable(&table)
@@ -133,12 +193,8 @@ func TestCalibrateShortLab(t *testing.T) {
 		}
 	}
 
-	// The outputs: the report parses back, the record holds the storm and
-	// the harness's signals, the charts exist.
-	var back Report
-	if data, err := os.ReadFile(filepath.Join(out, ReportFile)); err != nil || json.Unmarshal(data, &back) != nil || len(back.Real) != 1 {
-		t.Errorf("%s unreadable: %v", ReportFile, err)
-	}
+	// The outputs: the record holds the storm and the harness's signals,
+	// the calibrated config loads, the charts exist.
 	events := recordEvents(t, filepath.Join(out, RecordFile))
 	if events["attempt"] < int(rep.Real[0].Crash.Attempts) || events["harness"] < 2 || events["run"] != 1 || events["gateway"] < 5 {
 		t.Errorf("record events %v", events)
