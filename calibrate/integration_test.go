@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"stormsim/config"
+	"stormsim/internal/pgtest"
 	"stormsim/models"
 )
 
@@ -30,20 +31,6 @@ import (
 // accepts per window inside the simulated spread (the report's criterion:
 // all but SeriesComparison.AllowedOutside windows, 1 for 100 replications).
 const shortReps = 100
-
-// databaseURL returns DATABASE_URL; without it the test skips, or fails
-// under CI=true, where it must run.
-func databaseURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DATABASE_URL is not set (required when CI=true)")
-		}
-		t.Skip("DATABASE_URL not set")
-	}
-	return url
-}
 
 var gatewayOnce struct {
 	sync.Once
@@ -134,7 +121,7 @@ func shortLab(t *testing.T) *config.Document {
 // seed lab's checks must hold on the real run, and the calibrated model
 // must agree with it.
 func TestCalibrateShortLab(t *testing.T) {
-	url := databaseURL(t)
+	url := pgtest.URL(t)
 	out := t.TempDir()
 	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "1",
 		"--replications", strconv.Itoa(shortReps), "--database-url", url, "--gateway-bin", gatewayBinary(t), "--timeout", "1m"}
@@ -241,7 +228,7 @@ func recordEvents(t *testing.T, path string) map[string]int {
 // the gateways run: Run returns promptly, and no gateway process and no
 // schema of the run is left.
 func TestInterruptLeavesNothing(t *testing.T) {
-	url := databaseURL(t)
+	url := pgtest.URL(t)
 	s, err := shortLab(t).Scenario()
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"stormsim/gateway/internal/pgtest"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
+	"stormsim/internal/pgtest"
 	"stormsim/models"
 )
 

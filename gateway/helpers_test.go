@@ -18,9 +18,9 @@ import (
 	"github.com/coder/websocket"
 
 	"stormsim/gateway"
-	"stormsim/gateway/internal/pgtest"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
+	"stormsim/internal/pgtest"
 )
 
 // logLines is a concurrency-safe sink for a gateway's JSON log.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"stormsim/gateway/internal/pgtest"
 	"stormsim/gateway/store"
+	"stormsim/internal/pgtest"
 )
 
 // gatewayBin is cmd/gateway built once by TestMain (empty without a database).

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"stormsim/gateway/internal/pgtest"
 	"stormsim/gateway/store"
+	"stormsim/internal/pgtest"
 )
 
 func ctxT(t *testing.T) context.Context {

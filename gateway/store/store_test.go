@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"stormsim/gateway/internal/pgtest"
 	"stormsim/gateway/store"
+	"stormsim/internal/pgtest"
 )
 
 func TestParseKick(t *testing.T) {
