@@ -61,9 +61,15 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "gateway %s: %v\n", cmd, err)
 		return 2
 	default:
-		fmt.Fprintf(os.Stderr, "gateway %s: %v\n", cmd, err)
+		fmt.Fprintf(os.Stderr, "gateway %s: %s\n", cmd, oneLine(err.Error()))
 		return 1
 	}
+}
+
+// oneLine folds a multi-line error (pgx lists every address it tried, one
+// per line) into one line, so the last line of stderr says it all.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
 // dbFlags are shared by every command.

@@ -43,3 +43,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 		})
 	}
 }
+
+// TestOneLine: pgx's multi-line connection errors reach stderr as one line.
+func TestOneLine(t *testing.T) {
+	got := oneLine("failed to connect:\n\t127.0.0.1:1: refused\n\t127.0.0.1:1: refused")
+	if want := "failed to connect:; 127.0.0.1:1: refused; 127.0.0.1:1: refused"; got != want {
+		t.Errorf("oneLine = %q, want %q", got, want)
+	}
+}
