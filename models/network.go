@@ -7,9 +7,11 @@ import (
 )
 
 // NetworkSpec is handshake latency. An attempt sent at s reaches the server
-// at s + rtt/2; the answer is back at the client rtt/2 + server_time after
-// that, and the client's backoff starts then. Each attempt draws its own
-// rtt and server time.
+// (its admission decision) at s + rtt/2; the answer is back at the client
+// rtt/2 + server_time after that, and the client's backoff starts then.
+// Measured legs (out, back) replace the rtt's halves where set. Each
+// attempt draws its own rtt, legs and server time. Durations are Go
+// durations ("63ms").
 type NetworkSpec struct {
 	RTT        Distribution `yaml:"rtt"`         // round-trip time
 	ServerTime Distribution `yaml:"server_time"` // time the server spends on a handshake
@@ -25,7 +27,29 @@ type NetworkSpec struct {
 	// checks admission before any database work answers those far sooner
 	// than it claims a route. Absent, every attempt takes ServerTime.
 	RejectTime *Distribution `yaml:"reject_time"`
+
+	// OutLeg, when set, is the time from an attempt's send to the server's
+	// admission decision instead of rtt/2: under load a request waits in
+	// the server's accept backlog and for a CPU before it is decided, so a
+	// handshake's latency need not split evenly around the decision.
+	// FirstOutLeg, when set, is the same for each client's first attempt
+	// (instead of OutLeg, or rtt/2 without it). Each leg has its own draws.
+	OutLeg      *Distribution `yaml:"out"`
+	FirstOutLeg *Distribution `yaml:"first_out"`
+	// BackLeg, when set, is the time from the decision to the answer
+	// reaching the client, before server (or reject) time, instead of
+	// rtt - rtt/2; FirstBackLeg the same for first attempts. With both
+	// legs set for an attempt, rtt (or first_rtt) does not apply to it.
+	BackLeg      *Distribution `yaml:"back"`
+	FirstBackLeg *Distribution `yaml:"first_back"`
 }
+
+// Streams of the measured legs, apart from policies' streams so that
+// setting a leg changes no other draw.
+const (
+	streamOutLeg policies.Stream = 1<<16 + iota
+	streamBackLeg
+)
 
 // Validate checks the distributions.
 func (n *NetworkSpec) Validate() error {
@@ -45,9 +69,15 @@ func (n *NetworkSpec) Validate() error {
 			return prefixParam("first_server_time", err)
 		}
 	}
-	if n.RejectTime != nil {
-		if err := n.RejectTime.Validate(); err != nil {
-			return prefixParam("reject_time", err)
+	for _, o := range []struct {
+		key string
+		d   *Distribution
+	}{{"reject_time", n.RejectTime}, {"out", n.OutLeg}, {"first_out", n.FirstOutLeg}, {"back", n.BackLeg}, {"first_back", n.FirstBackLeg}} {
+		if o.d == nil {
+			continue
+		}
+		if err := o.d.Validate(); err != nil {
+			return prefixParam(o.key, err)
 		}
 	}
 	return nil
@@ -55,31 +85,68 @@ func (n *NetworkSpec) Validate() error {
 
 // IsZero reports whether no attempt is ever delayed.
 func (n *NetworkSpec) IsZero() bool {
-	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.FirstServerTime.IsZero() && n.RejectTime.IsZero()
+	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.FirstServerTime.IsZero() && n.RejectTime.IsZero() &&
+		n.OutLeg.IsZero() && n.FirstOutLeg.IsZero() && n.BackLeg.IsZero() && n.FirstBackLeg.IsZero()
 }
 
 // Legs returns, for client c's attempt number attempt, the one-way time to
 // the server and the time from arrival to the answer reaching the client.
 func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
-	rtt := n.rtt(seed, c, attempt)
+	out, back = n.oneWay(seed, c, attempt)
 	server := &n.ServerTime
 	if attempt == 1 && n.FirstServerTime != nil {
 		server = n.FirstServerTime
 	}
-	return rtt / 2, rtt - rtt/2 + server.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+	return out, back + server.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+}
+
+// Out is Legs's out alone: the time from client c's attempt number attempt
+// being sent to its reaching the server's decision.
+func (n *NetworkSpec) Out(seed, c, attempt uint64) time.Duration {
+	if d := leg(n.FirstOutLeg, n.OutLeg, attempt); d != nil {
+		return d.Sample(policies.Draw(seed, c, attempt, streamOutLeg))
+	}
+	return n.rtt(seed, c, attempt) / 2
 }
 
 // Back is the time from client c's attempt number attempt reaching the
 // server to its answer reaching the client: Legs's back for an admitted
-// attempt, and with RejectTime set, rtt - rtt/2 + reject_time for one that
+// attempt, and with RejectTime set, the back leg + reject_time for one that
 // is not (drawn from the same stream as server_time).
 func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool) time.Duration {
 	if admitted || n.RejectTime == nil {
 		_, back := n.Legs(seed, c, attempt)
 		return back
 	}
-	rtt := n.rtt(seed, c, attempt)
-	return rtt - rtt/2 + n.RejectTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+	_, back := n.oneWay(seed, c, attempt)
+	return back + n.RejectTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+}
+
+// oneWay returns the attempt's two network legs without server time: the
+// measured legs where set, otherwise the halves of its rtt (the longer
+// half on the way back).
+func (n *NetworkSpec) oneWay(seed, c, attempt uint64) (out, back time.Duration) {
+	outLeg, backLeg := leg(n.FirstOutLeg, n.OutLeg, attempt), leg(n.FirstBackLeg, n.BackLeg, attempt)
+	if outLeg == nil || backLeg == nil {
+		rtt := n.rtt(seed, c, attempt)
+		out, back = rtt/2, rtt-rtt/2
+	}
+	if outLeg != nil {
+		out = outLeg.Sample(policies.Draw(seed, c, attempt, streamOutLeg))
+	}
+	if backLeg != nil {
+		back = backLeg.Sample(policies.Draw(seed, c, attempt, streamBackLeg))
+	}
+	return out, back
+}
+
+// leg is the distribution of a measured leg for attempt number attempt:
+// first for a first attempt when set, otherwise later; nil for none.
+func leg(first, later *Distribution, attempt uint64) *Distribution {
+	if attempt == 1 && first != nil {
+		return first
+	}
+	return later
 }
 
 // rtt draws the round-trip time of client c's attempt number attempt.
@@ -103,7 +170,24 @@ func (n *NetworkSpec) MaxRoundTrip() time.Duration {
 	if n.RejectTime != nil {
 		server = max(server, n.RejectTime.Upper())
 	}
-	return rtt + server
+	return legUpper(n.FirstOutLeg, n.OutLeg, rtt/2) + legUpper(n.FirstBackLeg, n.BackLeg, rtt-rtt/2) + server
+}
+
+// legUpper bounds a leg over first and later attempts; half is the bound
+// of the rtt's half that stands in for later attempts (and first ones
+// without a first leg) when later is not set.
+func legUpper(first, later *Distribution, half time.Duration) time.Duration {
+	hi := time.Duration(0)
+	if later == nil {
+		hi = half
+	}
+	if first != nil {
+		hi = max(hi, first.Upper())
+	}
+	if later != nil {
+		hi = max(hi, later.Upper())
+	}
+	return hi
 }
 
 func prefixParam(prefix string, err error) error {

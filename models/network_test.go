@@ -93,3 +93,109 @@ func TestNetworkFirstAttempt(t *testing.T) {
 		t.Errorf("Validate = %v, want a first_server_time.max error", err)
 	}
 }
+
+// TestNetworkMeasuredLegs: rtt 40 ms, server time 10 ms, reject time 0.
+// A set leg replaces its half of the rtt (20 ms), for first attempts too
+// unless a first leg is set, which applies to attempt 1 alone; MaxRoundTrip
+// is the largest out, the largest back and the largest server time.
+func TestNetworkMeasuredLegs(t *testing.T) {
+	ms := time.Millisecond
+	fixed := func(v time.Duration) *Distribution { return &Distribution{Value: v * ms} } // v in ms
+	base := func() NetworkSpec {
+		return NetworkSpec{RTT: *fixed(40), ServerTime: *fixed(10), RejectTime: fixed(0)}
+	}
+	cases := []struct {
+		name                string
+		set                 func(*NetworkSpec)
+		attempt             uint64
+		out, back, rejected time.Duration // rejected: Back of a rejected attempt
+		maxRoundTrip        time.Duration
+	}{
+		{"rtt halves", func(*NetworkSpec) {}, 1, 20, 30, 20, 50},
+		{"out only", func(n *NetworkSpec) { n.OutLeg = fixed(35) }, 2, 35, 30, 20, 65},
+		{"back only", func(n *NetworkSpec) { n.BackLeg = fixed(5) }, 2, 20, 15, 5, 35},
+		{"both legs", func(n *NetworkSpec) { n.OutLeg, n.BackLeg = fixed(35), fixed(5) }, 2, 35, 15, 5, 50},
+		// A bound over both kinds of attempt: the first out (80) and the
+		// later back (20) plus the server time.
+		{"first legs, first attempt", func(n *NetworkSpec) { n.FirstOutLeg, n.FirstBackLeg = fixed(80), fixed(15) }, 1, 80, 25, 15, 110},
+		{"first legs, later attempt", func(n *NetworkSpec) { n.FirstOutLeg, n.FirstBackLeg = fixed(80), fixed(15) }, 2, 20, 30, 20, 110},
+		{"all four, first attempt", func(n *NetworkSpec) {
+			n.OutLeg, n.BackLeg, n.FirstOutLeg, n.FirstBackLeg = fixed(35), fixed(5), fixed(80), fixed(15)
+		}, 1, 80, 25, 15, 105},
+		{"all four, later attempt", func(n *NetworkSpec) {
+			n.OutLeg, n.BackLeg, n.FirstOutLeg, n.FirstBackLeg = fixed(35), fixed(5), fixed(80), fixed(15)
+		}, 3, 35, 15, 5, 105},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := base()
+			c.set(&n)
+			if err := n.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			out, back := n.Legs(1, 2, c.attempt)
+			if out != c.out*ms || back != c.back*ms || n.Out(1, 2, c.attempt) != c.out*ms {
+				t.Errorf("legs %v, %v, Out %v; want %v, %v", out, back, n.Out(1, 2, c.attempt), c.out*ms, c.back*ms)
+			}
+			if got := n.Back(1, 2, c.attempt, false); got != c.rejected*ms {
+				t.Errorf("rejected Back = %v, want %v", got, c.rejected*ms)
+			}
+			if got := n.MaxRoundTrip(); got != c.maxRoundTrip*ms {
+				t.Errorf("MaxRoundTrip = %v, want %v", got, c.maxRoundTrip*ms)
+			}
+		})
+	}
+}
+
+// TestNetworkMeasuredLegDraws: a lognormal leg draws from its own stream,
+// so the rtt halves of the other leg are those of the same attempt without
+// it, and every draw stays within MaxRoundTrip.
+func TestNetworkMeasuredLegDraws(t *testing.T) {
+	rtt := Distribution{Dist: "lognormal", Median: 30 * time.Millisecond, Sigma: 0.8, Cap: 300 * time.Millisecond}
+	plain := NetworkSpec{RTT: rtt}
+	withOut := NetworkSpec{RTT: rtt, OutLeg: &Distribution{Dist: "lognormal", Median: 50 * time.Millisecond, Sigma: 0.9, Cap: 400 * time.Millisecond}}
+	differs := 0
+	for c := uint64(0); c < 1000; c++ {
+		o0, b0 := plain.Legs(9, c, 2)
+		o1, b1 := withOut.Legs(9, c, 2)
+		if b1 != b0 {
+			t.Fatalf("client %d: back %v with an out leg, %v without", c, b1, b0)
+		}
+		if o1 != o0 {
+			differs++
+		}
+		if o1+b1 > withOut.MaxRoundTrip() {
+			t.Fatalf("client %d: %v + %v exceeds MaxRoundTrip %v", c, o1, b1, withOut.MaxRoundTrip())
+		}
+	}
+	if differs < 990 {
+		t.Errorf("out leg equals the rtt half for %d of 1000 clients", 1000-differs)
+	}
+}
+
+// TestNetworkMeasuredLegErrors: a bad leg is reported under its key, and a
+// network with only zero legs is zero.
+func TestNetworkMeasuredLegErrors(t *testing.T) {
+	bad := &Distribution{Dist: "lognormal", Median: time.Millisecond, Sigma: 0}
+	for _, c := range []struct {
+		key string
+		set func(*NetworkSpec)
+	}{
+		{"out", func(n *NetworkSpec) { n.OutLeg = bad }},
+		{"first_out", func(n *NetworkSpec) { n.FirstOutLeg = bad }},
+		{"back", func(n *NetworkSpec) { n.BackLeg = bad }},
+		{"first_back", func(n *NetworkSpec) { n.FirstBackLeg = bad }},
+	} {
+		var n NetworkSpec
+		c.set(&n)
+		if err := n.Validate(); err == nil || !strings.HasPrefix(err.Error(), c.key+".sigma:") {
+			t.Errorf("%s: Validate = %v, want a %s.sigma error", c.key, err, c.key)
+		}
+	}
+	if !(&NetworkSpec{OutLeg: &Distribution{}, BackLeg: &Distribution{}}).IsZero() {
+		t.Error("network with zero legs is not zero")
+	}
+	if (&NetworkSpec{FirstOutLeg: &Distribution{Value: 1}}).IsZero() {
+		t.Error("network with a first out leg is zero")
+	}
+}

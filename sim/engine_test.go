@@ -100,6 +100,14 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	}
 	if r.IntN(2) == 0 {
 		s.Network = &models.NetworkSpec{RTT: dist(), ServerTime: dist()}
+		// Each measured leg, when drawn, replaces its half of the rtt.
+		legs := []**models.Distribution{&s.Network.OutLeg, &s.Network.BackLeg, &s.Network.FirstOutLeg, &s.Network.FirstBackLeg}
+		for _, l := range legs {
+			if r.IntN(3) == 0 {
+				d := dist()
+				*l = &d
+			}
+		}
 	}
 	if r.IntN(2) == 0 {
 		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []string{"random", "round_robin", "least_connections"}[r.IntN(3)],

@@ -75,3 +75,43 @@ func TestFirstRTTDelaysOnlyFirstAttempts(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasuredLegsPlaceTheDecision: one handshake per 100 ms slot, a fixed
+// 100 ms retry wait, no server time, rtt 10 ms, two clients sending at 0.
+// With the rtt's halves both first attempts are decided at 5 ms (client 0
+// connects at 10, client 1 hears at 10, is decided again at 115 in slot 1
+// and connects at 120). With a first out leg of 80 ms both are decided at
+// 80; client 0 connects at 80 + 5 = 85, client 1 hears at 85, sends at 185,
+// is decided at 190 (slot 1, rtt half again) and connects at 195. With all
+// four legs (first 80 out, 40 back; later 30 out, 20 back) client 0
+// connects at 120, client 1 hears at 120, sends at 220, is decided at 250
+// (slot 2) and connects at 270.
+func TestMeasuredLegsPlaceTheDecision(t *testing.T) {
+	ms := func(v time.Duration) *models.Distribution { return &models.Distribution{Value: v * time.Millisecond} }
+	cases := []struct {
+		name                       string
+		out, back, firstOut, first *models.Distribution // first: first_back
+		wantP50, wantLastMs        float64
+		wantAttemptsPer25ms        []int64
+	}{
+		{"rtt halves", nil, nil, nil, nil, 10, 120, []int64{2, 0, 0, 0, 1}},
+		{"first out leg", nil, nil, ms(80), nil, 85, 195, []int64{0, 0, 0, 2, 0, 0, 0, 1}},
+		{"all four legs", ms(30), ms(20), ms(80), ms(40), 120, 270, []int64{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := resolved(t, &Scenario{Clients: 2,
+				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
+				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+				Metrics:   Metrics{Window: 25 * time.Millisecond},
+				Network: &models.NetworkSpec{RTT: *ms(10), OutLeg: c.out, BackLeg: c.back,
+					FirstOutLeg: c.firstOut, FirstBackLeg: c.first}})
+			r := runFirst(t, s)
+			if r.ConnectMs.P50 != c.wantP50 || r.ConvergenceMs != c.wantLastMs || r.Attempts != 3 ||
+				!reflect.DeepEqual(r.Series.Attempts, c.wantAttemptsPer25ms) {
+				t.Errorf("p50 %v, last %v, attempts %d, per 25 ms %v; want %v, %v, 3, %v", r.ConnectMs.P50, r.ConvergenceMs,
+					r.Attempts, r.Series.Attempts, c.wantP50, c.wantLastMs, c.wantAttemptsPer25ms)
+			}
+		})
+	}
+}

@@ -102,8 +102,7 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 func (st *storm) firstArrival(c uint32) time.Duration {
 	t := st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
 	if st.net != nil {
-		out, _ := st.net.Legs(st.seed, uint64(c), 1)
-		t += out
+		t += st.net.Out(st.seed, uint64(c), 1)
 	}
 	return t
 }
@@ -150,8 +149,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	}
 	next = answered + back + wait
 	if st.net != nil {
-		o, _ := st.net.Legs(st.seed, uint64(c), uint64(a+1))
-		next += o
+		next += st.net.Out(st.seed, uint64(c), uint64(a+1))
 	}
 	return next, true
 }
