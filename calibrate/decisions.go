@@ -46,6 +46,9 @@ type Claim struct {
 type gatewayDecisions struct {
 	claims  []Claim     // admitted handshakes
 	rejects []time.Time // 429 decisions (a rejected line is written right at its decision)
+	// rejectDevices[i] is the device of rejects[i] (the line names no
+	// attempt).
+	rejectDevices []string
 	// skewMs and slackMs describe the placement of the admitted decisions
 	// (see Series.ClockSkewMs and Series.ClockSlackMs).
 	skewMs, slackMs float64
@@ -85,6 +88,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 			}
 		case l.Msg == "rejected" && l.num("status") == 429:
 			d.rejects = append(d.rejects, l.Time)
+			d.rejectDevices = append(d.rejectDevices, str(l.Fields["device"]))
 		}
 	}
 	if len(admitted) == 0 {

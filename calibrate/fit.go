@@ -29,7 +29,9 @@ const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission
 	"detection delay: each client's start delay (first attempt sent - SIGKILL - its own initial wait), " +
 	"each run's delays first scaled to the median of the runs' medians (every client sees the same crash at once: " +
 	"a run's level is common to its clients, only the spread within a run is per client); " +
-	"variants (reported, not used): first_rtt and first_server_time fitted on first attempts alone; the capacity " +
+	"variants (reported, not used): the measured legs, out (send to gw-b's decision, its rejected line on the same " +
+	"wall clock) and back (decision to answer) of rejected handshakes, first attempts and later ones apart, in place " +
+	"of the rtt's halves; first_rtt and first_server_time fitted on first attempts alone; the capacity " +
 	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time)"
 
 // minServerTime floors latency minus rtt: an admitted handshake faster than
@@ -62,6 +64,19 @@ type Fit struct {
 	AdmitGaps   int     `json:"admit_gaps"`
 	RejectGapMs float64 `json:"reject_gap_ms"`
 	RejectGaps  int     `json:"reject_gaps"`
+	// The legs of a handshake around gw-b's decision (Handshake.OutMs):
+	// out from the send to the decision, back from the decision to the
+	// answer; of rejected handshakes (FirstLegs and Legs of them), and for
+	// comparison the out legs of admitted ones (placed by decisionsOf's
+	// clock, so less certain).
+	FirstOutMs         Quantiles `json:"first_rejected_out_ms"`
+	OutMs              Quantiles `json:"rejected_out_ms"`
+	FirstBackMs        Quantiles `json:"first_rejected_back_ms"`
+	BackMs             Quantiles `json:"rejected_back_ms"`
+	FirstAdmittedOutMs Quantiles `json:"first_admitted_out_ms"`
+	AdmittedOutMs      Quantiles `json:"admitted_out_ms"`
+	FirstLegs          int       `json:"first_rejected_leg_samples"`
+	Legs               int       `json:"rejected_leg_samples"`
 
 	Capacity  *models.CapacitySpec `json:"capacity"` // nil: no backlog seen
 	Network   models.NetworkSpec   `json:"network"`
@@ -72,6 +87,9 @@ type Fit struct {
 	// as server time). Variants, compared in the report.
 	NetworkWithFirst models.NetworkSpec `json:"network_with_first"`
 	NetworkOnly      models.NetworkSpec `json:"network_only"`
+	// NetworkWithLegs is Network with the measured out and back legs (and
+	// first-attempt ones) in place of the rtt's halves: a variant.
+	NetworkWithLegs models.NetworkSpec `json:"network_with_legs"`
 }
 
 // fitModel fits the capacity, the network and the detection delay to the
@@ -135,6 +153,10 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64, claimsPerRun [][
 		f.NetworkWithFirst.FirstServerTime = &d
 	}
 
+	// Variant: the measured legs around the decision.
+	f.NetworkWithLegs = f.Network
+	fitLegs(&f, handshakes)
+
 	// Variant: the network alone, no capacity (the earlier calibration).
 	f.NetworkOnly = networkOnly(firstRejected, rejected, firstAdmitted, admitted)
 
@@ -179,6 +201,42 @@ func fitCapacity(f *Fit, claimsPerRun [][]Claim, rejectsPerRun [][]float64) *mod
 		}
 	}
 	return c
+}
+
+// fitLegs fits f.NetworkWithLegs's legs (see FitMethod) to the rejected
+// handshakes whose decision is known, first attempts apart when both kinds
+// have enough samples, and records the legs' quantiles in f.
+func fitLegs(f *Fit, handshakes []Handshake) {
+	var firstOut, out, firstBack, back, firstAdmittedOut, admittedOut []float64
+	for _, h := range handshakes {
+		switch {
+		case h.OutMs == nil:
+		case h.Status == http.StatusSwitchingProtocols && h.Attempt == 1:
+			firstAdmittedOut = append(firstAdmittedOut, *h.OutMs)
+		case h.Status == http.StatusSwitchingProtocols:
+			admittedOut = append(admittedOut, *h.OutMs)
+		case h.Attempt == 1:
+			firstOut, firstBack = append(firstOut, *h.OutMs), append(firstBack, h.LatencyMs-*h.OutMs)
+		default:
+			out, back = append(out, *h.OutMs), append(back, h.LatencyMs-*h.OutMs)
+		}
+	}
+	f.FirstOutMs, f.OutMs, f.FirstBackMs, f.BackMs = nearestRank(firstOut), nearestRank(out), nearestRank(firstBack), nearestRank(back)
+	f.FirstAdmittedOutMs, f.AdmittedOutMs = nearestRank(firstAdmittedOut), nearestRank(admittedOut)
+	f.FirstLegs, f.Legs = len(firstOut), len(out)
+	if len(firstOut) < minSamples || len(out) < minSamples {
+		out, back = append(out, firstOut...), append(back, firstBack...)
+		firstOut = nil
+	}
+	if len(out) < minSamples {
+		return
+	}
+	o, b := fitLognormal(out), fitLognormal(back)
+	f.NetworkWithLegs.OutLeg, f.NetworkWithLegs.BackLeg = &o, &b
+	if firstOut != nil {
+		fo, fb := fitLognormal(firstOut), fitLognormal(firstBack)
+		f.NetworkWithLegs.FirstOutLeg, f.NetworkWithLegs.FirstBackLeg = &fo, &fb
+	}
 }
 
 // networkOnly is the network fitted as if latency had no queue in it:

@@ -180,3 +180,40 @@ func TestAlignRuns(t *testing.T) {
 		t.Error("alignRuns(nil) is not nil")
 	}
 }
+
+// TestFitLegs: rejected first attempts out 80 ms of a 100 ms latency, later
+// ones 30 of 35, every sample alike, give fixed legs (80, 20; 30, 5), first
+// attempts apart; admitted out legs are reported, not fitted. With too few
+// first attempts all are pooled into out and back: a lognormal whose median
+// is exp(mean ln) of 30, 30, 30, 80, 80.
+func TestFitLegs(t *testing.T) {
+	legged := func(attempt, status int, out, latency float64) Handshake {
+		return Handshake{Attempt: attempt, Status: status, LatencyMs: latency, OutMs: &out}
+	}
+	hs := []Handshake{legged(1, 429, 80, 100), legged(1, 429, 80, 100), legged(1, 429, 80, 100),
+		legged(2, 429, 30, 35), legged(3, 429, 30, 35), legged(2, 429, 30, 35), legged(2, 101, 1, 400), {Attempt: 2, Status: 429, LatencyMs: 9}}
+	var f Fit
+	fitLegs(&f, hs)
+	fixed := func(v float64) models.Distribution { return models.Distribution{Dist: "fixed", Value: durationMs(v)} }
+	n := f.NetworkWithLegs
+	for _, c := range []struct {
+		name string
+		got  *models.Distribution
+		want models.Distribution
+	}{{"first_out", n.FirstOutLeg, fixed(80)}, {"first_back", n.FirstBackLeg, fixed(20)}, {"out", n.OutLeg, fixed(30)}, {"back", n.BackLeg, fixed(5)}} {
+		if c.got == nil || *c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if f.FirstLegs != 3 || f.Legs != 3 || f.AdmittedOutMs.P50 != 1 || f.FirstOutMs.P50 != 80 || f.BackMs.P50 != 5 {
+		t.Errorf("samples %d/%d, admitted out p50 %v, first out p50 %v, back p50 %v; want 3/3, 1, 80, 5",
+			f.FirstLegs, f.Legs, f.AdmittedOutMs.P50, f.FirstOutMs.P50, f.BackMs.P50)
+	}
+
+	var pooled Fit
+	fitLegs(&pooled, append(hs[1:3:3], hs[3:6]...))
+	wantMedian := durationMs(math.Exp((3*math.Log(30) + 2*math.Log(80)) / 5))
+	if n := pooled.NetworkWithLegs; n.FirstOutLeg != nil || n.FirstBackLeg != nil || n.OutLeg == nil || n.OutLeg.Median != wantMedian {
+		t.Errorf("pooled legs: first out %v, first back %v, out %v; want none, none, median %v", n.FirstOutLeg, n.FirstBackLeg, n.OutLeg, wantMedian)
+	}
+}

@@ -97,6 +97,12 @@ type Handshake struct {
 	// there from the admission decision to the "admitted" line: the wait
 	// for and the work of the claim.
 	GatewayMs *float64 `json:"gateway_ms,omitempty"`
+	// OutMs, when gw-b's decision on the attempt is known, is the time
+	// from its send to that decision (see attachOutLegs); the rest of the
+	// latency, LatencyMs - OutMs, is the way back.
+	OutMs *float64 `json:"out_ms,omitempty"`
+
+	sent time.Time // when the client sent it
 }
 
 // Quantiles are nearest-rank quantiles in milliseconds.
@@ -287,6 +293,7 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 		res.RejectsMs = append(res.RejectsMs, ms(r.Sub(crashFrom)))
 	}
 	attachGatewayTimes(res.Handshakes, res.Claims)
+	attachOutLegs(res.Handshakes, dec, crashFrom)
 	if res.RoutesOnSurvivor, err = clientRoutes(ctx, db, gatewaySurvivor, witness); err != nil {
 		return nil, err
 	}
@@ -459,7 +466,7 @@ func crashTimes(events []client.Event, killedAt time.Time) phaseTimes {
 			}
 			if ev.Status != 0 {
 				t.handshakes = append(t.handshakes, Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
-					Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent))})
+					Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent)), sent: ev.Sent})
 			}
 		}
 	}
@@ -487,6 +494,48 @@ func attachGatewayTimes(hs []Handshake, claims []Claim) {
 	for i := range hs {
 		if v, ok := at[attemptKey{hs[i].Device, hs[i].DeviceAttempt}]; ok && hs[i].Status == http.StatusSwitchingProtocols {
 			hs[i].GatewayMs = &v
+		}
+	}
+}
+
+// attachOutLegs sets each handshake's OutMs from gw-b's decision on it
+// (origin is the decisions' origin). An admitted one's decision is its
+// claim's, on the clock decisionsOf aligned; a 429's is its rejected line,
+// on the same wall clock as the send. The line names the device but not the
+// attempt, so a device's 429 answers are matched to its 429 lines in time
+// order (a client has one attempt in flight), and only when there are as
+// many of each.
+func attachOutLegs(hs []Handshake, d gatewayDecisions, origin time.Time) {
+	decided := make(map[attemptKey]float64, len(d.claims))
+	for _, c := range d.claims {
+		decided[attemptKey{c.Device, c.Attempt}] = c.DecidedMs
+	}
+	lines := map[string][]time.Time{}
+	for i, t := range d.rejects {
+		lines[d.rejectDevices[i]] = append(lines[d.rejectDevices[i]], t)
+	}
+	answers := map[string][]int{} // indices into hs
+	for i := range hs {
+		h := &hs[i]
+		switch h.Status {
+		case http.StatusSwitchingProtocols:
+			if at, ok := decided[attemptKey{h.Device, h.DeviceAttempt}]; ok {
+				v := at - ms(h.sent.Sub(origin))
+				h.OutMs = &v
+			}
+		case protocol.StatusTooManyRequests:
+			answers[h.Device] = append(answers[h.Device], i)
+		}
+	}
+	for device, idx := range answers {
+		at := slices.SortedFunc(slices.Values(lines[device]), time.Time.Compare)
+		if len(at) != len(idx) {
+			continue
+		}
+		slices.SortFunc(idx, func(a, b int) int { return hs[a].sent.Compare(hs[b].sent) })
+		for k, i := range idx {
+			v := ms(at[k].Sub(hs[i].sent))
+			hs[i].OutMs = &v
 		}
 	}
 }

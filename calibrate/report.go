@@ -74,6 +74,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		describeDist(f.Network.ServerTime), fmtMs(f.ResidualMs.P50), fmtMs(f.ResidualMs.P90), fmtMs(f.AtGatewayMs.P50), fmtMs(f.AtGatewayMs.P90),
 		fmtMs(f.FirstAdmittedMs.P50), fmtMs(f.AdmittedMs.P50))
 	fmt.Fprintf(b, "  reject_time  %s\n", describeDistPtr(f.Network.RejectTime))
+	fmt.Fprintf(b, "  legs         rejected, send to decision: first p50 %s p90 %s, later p50 %s p90 %s; decision to answer: first p50 %s p90 %s, later p50 %s p90 %s (%d first, %d later)\n",
+		fmtMs(f.FirstOutMs.P50), fmtMs(f.FirstOutMs.P90), fmtMs(f.OutMs.P50), fmtMs(f.OutMs.P90),
+		fmtMs(f.FirstBackMs.P50), fmtMs(f.FirstBackMs.P90), fmtMs(f.BackMs.P50), fmtMs(f.BackMs.P90), f.FirstLegs, f.Legs)
+	fmt.Fprintf(b, "               admitted, send to decision: first p50 %s p90 %s, later p50 %s p90 %s\n",
+		fmtMs(f.FirstAdmittedOutMs.P50), fmtMs(f.FirstAdmittedOutMs.P90), fmtMs(f.AdmittedOutMs.P50), fmtMs(f.AdmittedOutMs.P90))
+	fmt.Fprintf(b, "               fitted: out %s, back %s, first out %s, first back %s\n", describeDistPtr(f.NetworkWithLegs.OutLeg),
+		describeDistPtr(f.NetworkWithLegs.BackLeg), describeDistPtr(f.NetworkWithLegs.FirstOutLeg), describeDistPtr(f.NetworkWithLegs.FirstBackLeg))
 	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
 		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {

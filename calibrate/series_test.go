@@ -136,8 +136,38 @@ func TestCrashTimes(t *testing.T) {
 	}
 	got := crashTimes(events, origin)
 	want := phaseTimes{notice: []float64{12}, start: []float64{15},
-		handshakes: []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2}, {Attempt: 2, Status: 101, LatencyMs: 10}}}
+		handshakes: []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2, sent: at(45)}, {Attempt: 2, Status: 101, LatencyMs: 10, sent: at(250)}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("crashTimes = %+v\nwant         %+v", got, want)
+	}
+}
+
+// TestAttachOutLegs: an admitted handshake's out leg is its claim's
+// decision less its send (100 - 40 = 60 ms); a device's 429s pair with its
+// rejected lines in time order whatever the order of the handshakes (30 -
+// 10 = 20 and 150 - 110 = 40 ms); a device with fewer lines than 429s, a
+// 503 and an admission without a claim get none.
+func TestAttachOutLegs(t *testing.T) {
+	d := gatewayDecisions{claims: []Claim{{Device: "d1", Attempt: 3, DecidedMs: 100, DoneMs: 180}},
+		rejects: []time.Time{at(150), at(30), at(70)}, rejectDevices: []string{"d2", "d2", "d3"}}
+	hs := []Handshake{
+		{Device: "d1", DeviceAttempt: 3, Status: 101, sent: at(40)},
+		{Device: "d2", DeviceAttempt: 2, Status: 429, sent: at(110)},
+		{Device: "d2", DeviceAttempt: 1, Status: 429, sent: at(10)},
+		{Device: "d3", DeviceAttempt: 1, Status: 429, sent: at(20)},
+		{Device: "d3", DeviceAttempt: 2, Status: 429, sent: at(60)},
+		{Device: "d4", DeviceAttempt: 1, Status: 503, sent: at(5)},
+		{Device: "d5", DeviceAttempt: 1, Status: 101, sent: at(5)},
+	}
+	attachOutLegs(hs, d, origin)
+	want := []float64{60, 40, 20, -1, -1, -1, -1} // -1: none
+	for i, h := range hs {
+		got := -1.0
+		if h.OutMs != nil {
+			got = *h.OutMs
+		}
+		if math.Abs(got-want[i]) > 1e-9 {
+			t.Errorf("handshake %d (%s attempt %d): out %v ms, want %v", i, h.Device, h.DeviceAttempt, got, want[i])
+		}
 	}
 }

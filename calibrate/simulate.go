@@ -15,6 +15,7 @@ const (
 	LabelCalibrated   = "calibrated"   // the scenario with the fitted capacity, network and detection
 	LabelUncalibrated = "uncalibrated" // the scenario as written
 	// Variants, compared but not checked.
+	LabelWithLegs     = "calibrated + measured legs"         // out and back legs around the decision, first attempts apart
 	LabelWithFirst    = "calibrated + first-attempt network" // first_rtt and first_server_time apart
 	LabelDecideAtTurn = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
 	LabelNoNetwork    = "capacity without network"           // the queue and detection only
@@ -56,7 +57,7 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		c.Decide = models.DecideAtTurn
 		atTurn = &c
 	}
-	net, first, only := f.Network, f.NetworkWithFirst, f.NetworkOnly
+	net, legs, first, only := f.Network, f.NetworkWithLegs, f.NetworkWithFirst, f.NetworkOnly
 	out := []labelled{}
 	for _, m := range []struct {
 		label    string
@@ -64,6 +65,7 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		net      *models.NetworkSpec
 	}{
 		{LabelCalibrated, f.Capacity, &net},
+		{LabelWithLegs, f.Capacity, &legs},
 		{LabelWithFirst, f.Capacity, &first},
 		{LabelDecideAtTurn, atTurn, &net},
 		{LabelNoNetwork, f.Capacity, nil},

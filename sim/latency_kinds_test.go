@@ -62,12 +62,7 @@ func TestFirstRTTDelaysOnlyFirstAttempts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := resolved(t, &Scenario{Clients: 2,
-				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
-				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
-				Metrics:   Metrics{Window: 25 * time.Millisecond},
-				Network:   &models.NetworkSpec{RTT: models.Distribution{Value: 10 * time.Millisecond}, FirstRTT: c.firstRTT}})
-			r := runFirst(t, s)
+			r := runFirst(t, twoClientsOneSlot(t, &models.NetworkSpec{RTT: models.Distribution{Value: 10 * time.Millisecond}, FirstRTT: c.firstRTT}))
 			if r.ConnectMs.P50 != c.wantP50 || r.ConvergenceMs != c.wantLastMs || !reflect.DeepEqual(r.Series.Attempts, c.wantAttemptsPerSlots) {
 				t.Errorf("p50 %v, last %v, attempts per 25 ms %v; want %v, %v, %v", r.ConnectMs.P50, r.ConvergenceMs, r.Series.Attempts,
 					c.wantP50, c.wantLastMs, c.wantAttemptsPerSlots)
@@ -100,13 +95,8 @@ func TestMeasuredLegsPlaceTheDecision(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := resolved(t, &Scenario{Clients: 2,
-				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
-				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
-				Metrics:   Metrics{Window: 25 * time.Millisecond},
-				Network: &models.NetworkSpec{RTT: *ms(10), OutLeg: c.out, BackLeg: c.back,
-					FirstOutLeg: c.firstOut, FirstBackLeg: c.first}})
-			r := runFirst(t, s)
+			r := runFirst(t, twoClientsOneSlot(t, &models.NetworkSpec{RTT: *ms(10), OutLeg: c.out, BackLeg: c.back,
+				FirstOutLeg: c.firstOut, FirstBackLeg: c.first}))
 			if r.ConnectMs.P50 != c.wantP50 || r.ConvergenceMs != c.wantLastMs || r.Attempts != 3 ||
 				!reflect.DeepEqual(r.Series.Attempts, c.wantAttemptsPer25ms) {
 				t.Errorf("p50 %v, last %v, attempts %d, per 25 ms %v; want %v, %v, 3, %v", r.ConnectMs.P50, r.ConvergenceMs,
@@ -114,4 +104,14 @@ func TestMeasuredLegsPlaceTheDecision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoClientsOneSlot is two clients sending at 0 over net, one handshake
+// admitted per 100 ms slot, a fixed 100 ms retry wait, 25 ms windows.
+func twoClientsOneSlot(t *testing.T, net *models.NetworkSpec) *Scenario {
+	return resolved(t, &Scenario{Clients: 2,
+		Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
+		Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+		Metrics:   Metrics{Window: 25 * time.Millisecond},
+		Network:   net})
 }
