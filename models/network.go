@@ -44,13 +44,6 @@ type NetworkSpec struct {
 	FirstBackLeg *Distribution `yaml:"first_back"`
 }
 
-// Streams of the measured legs, apart from policies' streams so that
-// setting a leg changes no other draw.
-const (
-	streamOutLeg policies.Stream = 1<<16 + iota
-	streamBackLeg
-)
-
 // Validate checks the distributions.
 func (n *NetworkSpec) Validate() error {
 	if err := n.RTT.Validate(); err != nil {
@@ -104,7 +97,7 @@ func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
 // being sent to its reaching the server's decision.
 func (n *NetworkSpec) Out(seed, c, attempt uint64) time.Duration {
 	if d := leg(n.FirstOutLeg, n.OutLeg, attempt); d != nil {
-		return d.Sample(policies.Draw(seed, c, attempt, streamOutLeg))
+		return d.Sample(policies.Draw(seed, c, attempt, policies.StreamOutLeg))
 	}
 	return n.rtt(seed, c, attempt) / 2
 }
@@ -132,10 +125,10 @@ func (n *NetworkSpec) oneWay(seed, c, attempt uint64) (out, back time.Duration) 
 		out, back = rtt/2, rtt-rtt/2
 	}
 	if outLeg != nil {
-		out = outLeg.Sample(policies.Draw(seed, c, attempt, streamOutLeg))
+		out = outLeg.Sample(policies.Draw(seed, c, attempt, policies.StreamOutLeg))
 	}
 	if backLeg != nil {
-		back = backLeg.Sample(policies.Draw(seed, c, attempt, streamBackLeg))
+		back = backLeg.Sample(policies.Draw(seed, c, attempt, policies.StreamBackLeg))
 	}
 	return out, back
 }

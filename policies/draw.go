@@ -27,6 +27,8 @@ const (
 	StreamPhase                         // lease renew and sweep phases (client = gateway index)
 	StreamServerTime                    // server time of an attempt
 	StreamHealthCheck                   // a balancer's health-check phase
+	StreamOutLeg                        // a measured request leg (network.out, first_out)
+	StreamBackLeg                       // a measured answer leg (network.back, first_back)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
