@@ -21,10 +21,19 @@ import (
 // 1/admit_per_s of route-claim work, and a rejected one is answered
 // 1/reject_per_s after arrival without waiting behind the claims, its
 // 1/reject_per_s still pushing back the claims queued after it.
+//
+// Stall, when set, is a pause of each surviving gateway right after the
+// failure (t = 0), drawn once per run and gateway: the gateway decides
+// nothing until the stall ends, then decides the handshakes that arrived
+// meanwhile in arrival order. It stands for what a shared machine does when
+// every client, gateway and the database wake at once (measured by
+// stormsim calibrate): one pause that every early handshake shares, not an
+// independent delay per attempt.
 type CapacitySpec struct {
-	AdmitPerS  float64 `yaml:"admit_per_s"`  // admitted handshakes a gateway completes per second
-	RejectPerS float64 `yaml:"reject_per_s"` // rejections it answers per second; 0 = they cost nothing
-	Decide     string  `yaml:"decide"`       // when admission is decided: "turn" (default) or "arrival"
+	AdmitPerS  float64       `yaml:"admit_per_s"`  // admitted handshakes a gateway completes per second
+	RejectPerS float64       `yaml:"reject_per_s"` // rejections it answers per second; 0 = they cost nothing
+	Decide     string        `yaml:"decide"`       // when admission is decided: "turn" (default) or "arrival"
+	Stall      *Distribution `yaml:"stall"`        // time from the failure until a survivor decides anything; nil = none
 }
 
 // When a gateway with a capacity decides admission (CapacitySpec.Decide).
@@ -44,7 +53,22 @@ func (c *CapacitySpec) Validate() error {
 	if c.Decide != "" && c.Decide != DecideAtTurn && c.Decide != DecideOnArrival {
 		return &policies.ParamError{Key: "decide", Problem: `must be "turn" or "arrival"`, Got: c.Decide}
 	}
+	if c.Stall != nil {
+		if err := c.Stall.Validate(); err != nil {
+			return prefixParam("stall", err)
+		}
+	}
 	return nil
+}
+
+// StallEnd is when surviving gateway g (its index in the pool, 0 without
+// one) makes its first decision at the earliest, from the failure: a draw
+// of Stall keyed by seed and g (stream StreamStall), 0 without a stall.
+func (c *CapacitySpec) StallEnd(seed uint64, g int) time.Duration {
+	if c.Stall.IsZero() {
+		return 0
+	}
+	return c.Stall.Sample(policies.Draw(seed, uint64(g), 0, policies.StreamStall))
 }
 
 // serviceTime is 1/rate in whole nanoseconds (0 for a rate of 0).
@@ -59,23 +83,37 @@ func serviceTime(perS float64) time.Duration {
 type HandshakeQueue struct {
 	admit, reject time.Duration // service times
 	free          time.Duration // when the gateway finishes its current work
+	stallEnd      time.Duration // no decision before this time (CapacitySpec.Stall)
 	onArrival     bool          // admission decided on arrival (CapacitySpec.Decide)
 }
 
-// NewHandshakeQueue returns an idle queue for capacity c.
-func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
-	return &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival}
+// NewHandshakeQueue returns an idle queue for capacity c that decides
+// nothing before stallEnd (0: no stall; see CapacitySpec.StallEnd).
+func NewHandshakeQueue(c *CapacitySpec, stallEnd time.Duration) *HandshakeQueue {
+	return &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
+		free: stallEnd, stallEnd: stallEnd}
 }
 
 // DecidesOnArrival reports whether admission is decided when a handshake
-// arrives (then use Book) rather than at its turn (Start and Finish).
+// arrives (then use Decision and Book) rather than at its turn (Start and
+// Finish).
 func (q *HandshakeQueue) DecidesOnArrival() bool { return q.onArrival }
+
+// Decision is when a handshake arriving at arrival is decided on arrival:
+// at once, or when the stall ends if it arrived during it. Arrivals in
+// order give decisions in order.
+func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
+	if arrival < q.stallEnd {
+		return q.stallEnd
+	}
+	return arrival
+}
 
 // Book serves a handshake decided on arrival and returns when its answer
 // leaves: an admitted one after its turn and its claim work, a rejected
 // one after its own service time from arrival, that time still taken from
-// the gateway (the claims behind it wait for it). Calls must come in
-// arrival order.
+// the gateway (the claims behind it wait for it). With a stall, arrival is
+// the Decision time. Calls must come in arrival order.
 func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duration {
 	if admitted {
 		q.free = max(arrival, q.free) + q.admit
@@ -85,8 +123,9 @@ func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duratio
 	return arrival + q.reject
 }
 
-// Start is when a handshake arriving at arrival gets its turn. Calls must
-// come in arrival order; turns then never go backwards in time.
+// Start is when a handshake arriving at arrival gets its turn (never
+// before the stall ends: the queue starts free then). Calls must come in
+// arrival order; turns then never go backwards in time.
 func (q *HandshakeQueue) Start(arrival time.Duration) time.Duration { return max(arrival, q.free) }
 
 // Finish books the handshake that started at start and returns when its

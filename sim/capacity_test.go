@@ -82,3 +82,52 @@ func TestCapacityDecidesOnArrival(t *testing.T) {
 		t.Errorf("unlimited: connects %+v, want %+v", got, want)
 	}
 }
+
+// TestCapacityStall: four clients at t = 0, a token bucket of burst 1
+// refilling 10 tokens/s (one per 100 ms), a fixed 150 ms retry and a
+// 100 ms stall of the survivor. Worked by hand:
+//
+// decide: arrival, claims 1 ms, rejections free:
+//
+//	all four wait for the stall, decided at 100: c0 admitted (done 101),
+//	c1-c3 rejected at 100, back at 250
+//	250: c1 admitted (token refilled at 200), done 251; c2, c3 back at 400
+//	400: c2 admitted (refilled at 350), done 401; c3 back at 550
+//	550: c3 admitted, done 551
+//
+// decisions per 100 ms window [0 4 3 0 2 1], last connect 551 ms;
+//
+// decide: turn, 10 ms per handshake either way, the queue free from 100:
+//
+//	c0 starts 100, admitted, done 110; c1, c2, c3 start 110, 120, 130,
+//	rejected (next token at 200), told 120, 130, 140, back 270, 280, 290
+//	270: c1 admitted, done 280; 280: c2 rejected (next token 370), told 290,
+//	back 440; 290: c3 rejected, told 300, back 450
+//	440: c2 admitted, done 450; 450: c3 rejected (next token 540), told 460,
+//	back 610; 610: c3 admitted, done 620
+//
+// decisions [0 4 3 0 2 0 1], last connect 620 ms. Without the stall the
+// arrival storm is the same 100 ms earlier (last connect 451 ms).
+func TestCapacityStall(t *testing.T) {
+	stall := &models.Distribution{Value: 100 * time.Millisecond}
+	for _, c := range []struct {
+		name        string
+		capacity    models.CapacitySpec
+		attempts    []int64
+		convergence float64
+	}{
+		{"arrival", models.CapacitySpec{AdmitPerS: 1000, Decide: models.DecideOnArrival, Stall: stall}, []int64{0, 4, 3, 0, 2, 1}, 551},
+		{"turn", models.CapacitySpec{AdmitPerS: 100, RejectPerS: 100, Decide: models.DecideAtTurn, Stall: stall}, []int64{0, 4, 3, 0, 2, 0, 1}, 620},
+		{"arrival, no stall", models.CapacitySpec{AdmitPerS: 1000, Decide: models.DecideOnArrival}, []int64{4, 3, 0, 2, 1}, 451},
+	} {
+		s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 10, Burst: 1},
+			Policies: []policies.Spec{{Name: "fixed", Base: 150 * time.Millisecond}},
+			Metrics:  Metrics{Window: 100 * time.Millisecond},
+			Capacity: &c.capacity})
+		r := runFirst(t, s)
+		if r.Attempts != 10 || r.ConvergenceMs != c.convergence || !reflect.DeepEqual(r.Series.Attempts, c.attempts) {
+			t.Errorf("%s: attempts %d, last connect %v ms, attempts per window %v; want 10, %v, %v",
+				c.name, r.Attempts, r.ConvergenceMs, r.Series.Attempts, c.convergence, c.attempts)
+		}
+	}
+}

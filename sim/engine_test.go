@@ -119,6 +119,10 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	if r.IntN(3) == 0 {
 		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*5000, RejectPerS: float64(r.IntN(3)) * r.Float64() * 20000,
 			Decide: []string{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
+		if r.IntN(2) == 0 { // a survivor's stall after the failure, per gateway
+			stall := dist()
+			s.Capacity.Stall = &stall
+		}
 	}
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}

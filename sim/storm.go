@@ -63,7 +63,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if s.Capacity != nil {
 		st.queues = make([]*models.HandshakeQueue, max(1, st.gatewayCount()))
 		for g := range st.queues {
-			st.queues[g] = models.NewHandshakeQueue(s.Capacity)
+			st.queues[g] = models.NewHandshakeQueue(s.Capacity, s.Capacity.StallEnd(seed, g))
 		}
 	}
 	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients)
@@ -158,7 +158,8 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 // without a pool), when that was decided and when the answer left. Without a
 // capacity model a gateway decides and answers on arrival; with one, the
 // attempt first waits its turn in the gateway's queue (or, with decide:
-// arrival, is decided at once and then waits its turn if admitted).
+// arrival, is decided at once and then waits its turn if admitted), and
+// nothing is decided before the gateway's stall ends.
 func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decided, answered time.Duration) {
 	adm := st.adm
 	if st.pool != nil {
@@ -175,7 +176,9 @@ func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decid
 	var q *models.HandshakeQueue
 	if st.queues != nil {
 		q = st.queues[g]
-		if !q.DecidesOnArrival() {
+		if q.DecidesOnArrival() {
+			decided = q.Decision(t)
+		} else {
 			decided = q.Start(t)
 		}
 	}
@@ -189,7 +192,7 @@ func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decid
 	switch {
 	case q == nil:
 	case q.DecidesOnArrival():
-		answered = q.Book(t, out == admitted)
+		answered = q.Book(decided, out == admitted)
 	default:
 		answered = q.Finish(decided, out == admitted)
 	}
