@@ -246,6 +246,7 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 	if rep.Fit, err = fitModel(handshakes, starts, claims, rejects); err != nil {
 		return nil, err
 	}
+	rep.Fit.fitStalls(rep.Real)
 	fitted, err := fittedModels(s, rep.Fit)
 	if err != nil {
 		return nil, err

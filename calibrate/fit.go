@@ -32,7 +32,10 @@ const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission
 	"variants (reported, not used): the measured legs, out (send to gw-b's decision, its rejected line on the same " +
 	"wall clock) and back (decision to answer) of rejected handshakes, first attempts and later ones apart, in place " +
 	"of the rtt's halves; first_rtt and first_server_time fitted on first attempts alone; the capacity " +
-	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time)"
+	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time); " +
+	"capacity.stall (variant): per run, gw-b's first admission decision after the kill (the stall's end counted from the failure, " +
+	"as the model counts it), fixed for one run, else uniform on [min, max] of the runs; its excess variant uses instead " +
+	"that decision minus the earliest possible arrival (earliest first-attempt send + the run's fastest send-to-429-decision), floored at 0"
 
 // minServerTime floors latency minus rtt: an admitted handshake faster than
 // the median rejected one still did some work.
@@ -90,6 +93,15 @@ type Fit struct {
 	// NetworkWithLegs is Network with the measured out and back legs (and
 	// first-attempt ones) in place of the rtt's halves: a variant.
 	NetworkWithLegs models.NetworkSpec `json:"network_with_legs"`
+	// The survivor's stall after the kill, per run (Stall): its end, gw-b's
+	// first decision, and its excess over the earliest possible arrival
+	// (ms); Stall fitted to the ends is capacity.stall in the variant
+	// "calibrated + stall", StallExcess fitted to the excesses in
+	// "calibrated + stall excess" (nil: no stall seen).
+	StallEndsMs   []float64            `json:"stall_ends_ms"`
+	StallExcessMs []float64            `json:"stall_excess_ms"`
+	Stall         *models.Distribution `json:"stall"`
+	StallExcess   *models.Distribution `json:"stall_excess"`
 }
 
 // fitModel fits the capacity, the network and the detection delay to the

@@ -84,6 +84,9 @@ type RealRun struct {
 	Handshakes []Handshake `json:"handshakes"`
 	Claims     []Claim     `json:"claims"`
 	RejectsMs  []float64   `json:"rejects_ms"`
+	// Stall is how long gw-b decided nothing after the kill (nil: no
+	// decision or no first attempt seen).
+	Stall *Stall `json:"stall,omitempty"`
 }
 
 // Handshake is one answered attempt of a real storm.
@@ -294,6 +297,9 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	}
 	attachGatewayTimes(res.Handshakes, res.Claims)
 	attachOutLegs(res.Handshakes, dec, crashFrom)
+	if st, ok := measureStall(res.Handshakes, res.Claims, res.RejectsMs, crashFrom); ok {
+		res.Stall = &st
+	}
 	if res.RoutesOnSurvivor, err = clientRoutes(ctx, db, gatewaySurvivor, witness); err != nil {
 		return nil, err
 	}

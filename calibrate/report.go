@@ -81,6 +81,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmtMs(f.FirstAdmittedOutMs.P50), fmtMs(f.FirstAdmittedOutMs.P90), fmtMs(f.AdmittedOutMs.P50), fmtMs(f.AdmittedOutMs.P90))
 	fmt.Fprintf(b, "               fitted: out %s, back %s, first out %s, first back %s\n", describeDistPtr(f.NetworkWithLegs.OutLeg),
 		describeDistPtr(f.NetworkWithLegs.BackLeg), describeDistPtr(f.NetworkWithLegs.FirstOutLeg), describeDistPtr(f.NetworkWithLegs.FirstBackLeg))
+	fmt.Fprintf(b, "  stall        %s  (gw-b's first decision after the kill per run: %s ms; over the earliest arrival: %s ms, fitted %s)\n",
+		describeDistPtr(f.Stall), fmtList(f.StallEndsMs), fmtList(f.StallExcessMs), describeDistPtr(f.StallExcess))
 	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
 		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {
@@ -186,4 +188,13 @@ func seriesInside(sm Simulation, series string) string {
 		}
 	}
 	return "-"
+}
+
+// fmtList prints values to 0.1 (ms), comma-separated.
+func fmtList(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.1f", x)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -15,6 +15,8 @@ const (
 	LabelCalibrated   = "calibrated"   // the scenario with the fitted capacity, network and detection
 	LabelUncalibrated = "uncalibrated" // the scenario as written
 	// Variants, compared but not checked.
+	LabelWithStall       = "calibrated + stall"        // capacity.stall ending at gw-b's measured first decision
+	LabelWithStallExcess = "calibrated + stall excess" // capacity.stall as that decision's lateness over the earliest arrival
 	LabelWithLegs     = "calibrated + measured legs"         // out and back legs around the decision, first attempts apart
 	LabelWithFirst    = "calibrated + first-attempt network" // first_rtt and first_server_time apart
 	LabelDecideAtTurn = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
@@ -57,6 +59,14 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		c.Decide = models.DecideAtTurn
 		atTurn = &c
 	}
+	withStall := func(d *models.Distribution) *models.CapacitySpec {
+		if f.Capacity == nil {
+			return nil
+		}
+		c := *f.Capacity
+		c.Stall = d
+		return &c
+	}
 	net, legs, first, only := f.Network, f.NetworkWithLegs, f.NetworkWithFirst, f.NetworkOnly
 	out := []labelled{}
 	for _, m := range []struct {
@@ -65,6 +75,8 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		net      *models.NetworkSpec
 	}{
 		{LabelCalibrated, f.Capacity, &net},
+		{LabelWithStall, withStall(f.Stall), &net},
+		{LabelWithStallExcess, withStall(f.StallExcess), &net},
 		{LabelWithLegs, f.Capacity, &legs},
 		{LabelWithFirst, f.Capacity, &first},
 		{LabelDecideAtTurn, atTurn, &net},

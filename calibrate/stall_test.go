@@ -1,0 +1,65 @@
+package calibrate
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"stormsim/models"
+)
+
+// TestMeasureStall: first attempts sent at 20 and 35 ms after the origin,
+// the run's fastest 429 reached its decision 2 ms after its send, so the
+// earliest arrival is 22 ms; gw-b's first decision is the earliest of its
+// claims and 429s.
+func TestMeasureStall(t *testing.T) {
+	origin := time.Unix(1000, 0)
+	at := func(msAfter float64) time.Time { return origin.Add(time.Duration(msAfter * float64(time.Millisecond))) }
+	out := func(v float64) *float64 { return &v }
+	hs := []Handshake{
+		{Attempt: 1, Status: 101, sent: at(35)},
+		{Attempt: 1, Status: 429, sent: at(20), OutMs: out(130)},
+		{Attempt: 2, Status: 429, sent: at(400), OutMs: out(2)},
+		{Attempt: 2, Status: 101, sent: at(10), OutMs: out(0.5)}, // an admitted out leg is not a 429's: ignored
+	}
+	for _, c := range []struct {
+		name    string
+		claims  []Claim
+		rejects []float64
+		want    Stall
+		ok      bool
+	}{
+		{"claim first", []Claim{{DecidedMs: 150}, {DecidedMs: 160}}, []float64{151}, Stall{150, 22, 128}, true},
+		{"429 first", []Claim{{DecidedMs: 150}}, []float64{140}, Stall{140, 22, 118}, true},
+		{"no stall", []Claim{{DecidedMs: 21}}, nil, Stall{21, 22, 0}, true},
+		{"no decisions", nil, nil, Stall{}, false},
+	} {
+		got, ok := measureStall(hs, c.claims, c.rejects, origin)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: measureStall = %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := measureStall(hs[2:3], []Claim{{DecidedMs: 5}}, nil, origin); ok {
+		t.Error("no first attempt: want ok false")
+	}
+}
+
+// TestFitStall: one run gives a fixed stall, several a uniform over their
+// range, all zero none.
+func TestFitStall(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ends []float64
+		want *models.Distribution
+	}{
+		{"none", nil, nil},
+		{"zero", []float64{0, 0}, nil},
+		{"one run", []float64{142.6}, &models.Distribution{Dist: "fixed", Value: 142600 * time.Microsecond}},
+		{"equal", []float64{50, 50}, &models.Distribution{Dist: "fixed", Value: 50 * time.Millisecond}},
+		{"three runs", []float64{142.6, 30.1, 155.6}, &models.Distribution{Dist: "uniform", Min: 30100 * time.Microsecond, Max: 155600 * time.Microsecond}},
+	} {
+		if got := fitStall(c.ends); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: fitStall = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
