@@ -15,13 +15,13 @@ const (
 	LabelCalibrated   = "calibrated"   // the scenario with the fitted capacity, network and detection
 	LabelUncalibrated = "uncalibrated" // the scenario as written
 	// Variants, compared but not checked.
-	LabelWithStall       = "calibrated + stall"        // capacity.stall ending at gw-b's measured first decision
-	LabelWithStallExcess = "calibrated + stall excess" // capacity.stall as that decision's lateness over the earliest arrival
-	LabelWithLegs     = "calibrated + measured legs"         // out and back legs around the decision, first attempts apart
-	LabelWithFirst    = "calibrated + first-attempt network" // first_rtt and first_server_time apart
-	LabelDecideAtTurn = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
-	LabelNoNetwork    = "capacity without network"           // the queue and detection only
-	LabelNetworkOnly  = "network only (no capacity)"         // the earlier calibration: latency draws alone
+	LabelWithStall       = "calibrated + stall"                 // capacity.stall ending at gw-b's measured first decision
+	LabelWithStallExcess = "calibrated + stall excess"          // capacity.stall as that decision's lateness over the earliest arrival
+	LabelWithLegs        = "calibrated + measured legs"         // out and back legs around the decision, first attempts apart
+	LabelWithFirst       = "calibrated + first-attempt network" // first_rtt and first_server_time apart
+	LabelDecideAtTurn    = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
+	LabelNoNetwork       = "capacity without network"           // the queue and detection only
+	LabelNetworkOnly     = "network only (no capacity)"         // the earlier calibration: latency draws alone
 )
 
 // labelled is a scenario under a label.
