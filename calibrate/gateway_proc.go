@@ -301,18 +301,23 @@ func (b *logBook) last() string {
 }
 
 // buildGateway compiles cmd/gateway into dir and returns the binary's path.
+func buildGateway(ctx context.Context, dir string) (string, error) {
+	return buildCommand(ctx, dir, "gateway")
+}
+
+// buildCommand compiles ./cmd/NAME into dir and returns the binary's path.
 // It needs the go tool and the module's source: it looks for the stormsim
 // go.mod from the working directory up.
-func buildGateway(ctx context.Context, dir string) (string, error) {
+func buildCommand(ctx context.Context, dir, name string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "gateway")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gateway")
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+name)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/gateway: %v: %s", err, lastLine(out))
+		return "", fmt.Errorf("go build ./cmd/%s: %v: %s", name, err, lastLine(out))
 	}
 	return bin, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,24 +67,12 @@ var stormsimOnce struct {
 func stormsimBinary(t *testing.T) string {
 	t.Helper()
 	stormsimOnce.Do(func() {
-		root, err := moduleRoot()
-		if err != nil {
-			stormsimOnce.err = err
-			return
-		}
 		dir, err := os.MkdirTemp("", "calibrate-test-stormsim-")
 		if err != nil {
 			stormsimOnce.err = err
 			return
 		}
-		bin := filepath.Join(dir, "stormsim")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/stormsim")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			stormsimOnce.err = fmt.Errorf("go build ./cmd/stormsim: %v: %s", err, out)
-			return
-		}
-		stormsimOnce.bin = bin
+		stormsimOnce.bin, stormsimOnce.err = buildCommand(context.Background(), dir, "stormsim")
 	})
 	if stormsimOnce.err != nil {
 		t.Fatal(stormsimOnce.err)
