@@ -59,7 +59,7 @@ func (st *storm) reclaim() *ReclaimResult {
 	var total durationSum
 	var longest time.Duration
 	window := s.Metrics.Window
-	windows := int((r + window - 1) / window) // windows that end at or after... up to the reclaim
+	windows := int((r + window - 1) / window) // up to the window holding the reclaim
 	out.StaleRoutes = make([]int64, windows)
 	connectedBy := int64(0) // connects at or before the current window's end
 	w := 0
