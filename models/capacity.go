@@ -29,11 +29,22 @@ import (
 // every client, gateway and the database wake at once (measured by
 // stormsim calibrate): one pause that every early handshake shares, not an
 // independent delay per attempt.
+//
+// DecidePerS, when set (with decide: arrival and no reject_per_s), puts a
+// first stage before the decision: every handshake, admitted or not, waits
+// its turn in arrival order for the gateway's CPU and takes 1/decide_per_s
+// of it; admission is decided (the token taken) when that ends, a rejection
+// answered then, and an admitted handshake then waits in the claim queue
+// for its 1/admit_per_s. It stands for a survivor that decides at a
+// sustained rate a backlog of requests it has received but not yet looked
+// at, apart from the slower claim work (measured by stormsim calibrate).
+// With a stall the first stage starts when the stall ends.
 type CapacitySpec struct {
 	AdmitPerS  float64       `yaml:"admit_per_s"`  // admitted handshakes a gateway completes per second
 	RejectPerS float64       `yaml:"reject_per_s"` // rejections it answers per second; 0 = they cost nothing
 	Decide     string        `yaml:"decide"`       // when admission is decided: "turn" (default) or "arrival"
 	Stall      *Distribution `yaml:"stall"`        // time from the failure until a survivor decides anything; nil = none
+	DecidePerS float64       `yaml:"decide_per_s"` // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
 }
 
 // When a gateway with a capacity decides admission (CapacitySpec.Decide).
@@ -52,6 +63,15 @@ func (c *CapacitySpec) Validate() error {
 	}
 	if c.Decide != "" && c.Decide != DecideAtTurn && c.Decide != DecideOnArrival {
 		return &policies.ParamError{Key: "decide", Problem: `must be "turn" or "arrival"`, Got: c.Decide}
+	}
+	if c.DecidePerS < 0 || c.DecidePerS > 1e9 || math.IsNaN(c.DecidePerS) {
+		return &policies.ParamError{Key: "decide_per_s", Problem: "must be in [0, 1e9] handshakes per second (0: no decision stage)", Got: c.DecidePerS}
+	}
+	if c.DecidePerS > 0 && c.Decide != DecideOnArrival {
+		return &policies.ParamError{Key: "decide_per_s", Problem: `needs decide: arrival (the decision ends the first stage)`, Got: c.DecidePerS}
+	}
+	if c.DecidePerS > 0 && c.RejectPerS != 0 {
+		return &policies.ParamError{Key: "reject_per_s", Problem: "must be 0 with decide_per_s (a rejection costs its decision only)", Got: c.RejectPerS}
 	}
 	if c.Stall != nil {
 		if err := c.Stall.Validate(); err != nil {
@@ -84,6 +104,8 @@ type HandshakeQueue struct {
 	admit, reject time.Duration // service times
 	free          time.Duration // when the gateway finishes its current work
 	stallEnd      time.Duration // no decision before this time (CapacitySpec.Stall)
+	decide        time.Duration // first-stage time per handshake (CapacitySpec.DecidePerS); 0 = none
+	decideFree    time.Duration // when the first stage finishes its current handshake
 	onArrival     bool          // admission decided on arrival (CapacitySpec.Decide)
 }
 
@@ -91,7 +113,7 @@ type HandshakeQueue struct {
 // nothing before stallEnd (0: no stall; see CapacitySpec.StallEnd).
 func NewHandshakeQueue(c *CapacitySpec, stallEnd time.Duration) *HandshakeQueue {
 	return &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
-		free: stallEnd, stallEnd: stallEnd}
+		free: stallEnd, stallEnd: stallEnd, decide: serviceTime(c.DecidePerS), decideFree: stallEnd}
 }
 
 // DecidesOnArrival reports whether admission is decided when a handshake
@@ -100,9 +122,14 @@ func NewHandshakeQueue(c *CapacitySpec, stallEnd time.Duration) *HandshakeQueue 
 func (q *HandshakeQueue) DecidesOnArrival() bool { return q.onArrival }
 
 // Decision is when a handshake arriving at arrival is decided on arrival:
-// at once, or when the stall ends if it arrived during it. Arrivals in
-// order give decisions in order.
+// at once, or when the stall ends if it arrived during it; with a decision
+// stage (CapacitySpec.DecidePerS), when its turn there ends, which books
+// that turn. Calls must come in arrival order; decisions are then in order.
 func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
+	if q.decide > 0 {
+		q.decideFree = max(arrival, q.decideFree) + q.decide
+		return q.decideFree
+	}
 	if arrival < q.stallEnd {
 		return q.stallEnd
 	}

@@ -83,3 +83,49 @@ func TestCapacityStallValidate(t *testing.T) {
 		t.Errorf("fixed stall: Validate = %v", err)
 	}
 }
+
+// TestHandshakeQueueDecisionStage: a 50 ms stall, 10 ms per decision,
+// 100 ms per claim. Worked by hand: arrivals at 0, 0, 0 and 200 ms are
+// decided at 60, 70, 80 (the stage free from 50) and 210; admitted at 60
+// and 80, their claims end at 160 and 260; the rejection at 70 is answered
+// at 70 and does not hold the claims up; the admission at 210 waits for
+// the claim ending at 260 and ends at 360.
+func TestHandshakeQueueDecisionStage(t *testing.T) {
+	spec := CapacitySpec{AdmitPerS: 10, Decide: DecideOnArrival, DecidePerS: 100}
+	q := NewHandshakeQueue(&spec, 50*time.Millisecond)
+	for _, c := range []struct {
+		arrival, decided, answered time.Duration
+		admitted                   bool
+	}{
+		{0, 60 * time.Millisecond, 160 * time.Millisecond, true},
+		{0, 70 * time.Millisecond, 70 * time.Millisecond, false},
+		{0, 80 * time.Millisecond, 260 * time.Millisecond, true},
+		{200 * time.Millisecond, 210 * time.Millisecond, 360 * time.Millisecond, true},
+	} {
+		d := q.Decision(c.arrival)
+		if a := q.Book(d, c.admitted); d != c.decided || a != c.answered {
+			t.Errorf("arrival %v: decided %v answered %v, want %v, %v", c.arrival, d, a, c.decided, c.answered)
+		}
+	}
+}
+
+// TestCapacityDecidePerSValidate: the decision stage needs decide: arrival
+// and no separate rejection cost, and a rate in range.
+func TestCapacityDecidePerSValidate(t *testing.T) {
+	for _, c := range []struct {
+		spec CapacitySpec
+		key  string // "" = valid
+	}{
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideOnArrival, DecidePerS: 1000}, ""},
+		{CapacitySpec{AdmitPerS: 100, DecidePerS: 0}, ""},
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideOnArrival, DecidePerS: -1}, "decide_per_s:"},
+		{CapacitySpec{AdmitPerS: 100, DecidePerS: 1000}, "decide_per_s:"},
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideAtTurn, DecidePerS: 1000}, "decide_per_s:"},
+		{CapacitySpec{AdmitPerS: 100, RejectPerS: 5000, Decide: DecideOnArrival, DecidePerS: 1000}, "reject_per_s:"},
+	} {
+		err := c.spec.Validate()
+		if (c.key == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), c.key)) {
+			t.Errorf("%+v: Validate = %v, want %q", c.spec, err, c.key)
+		}
+	}
+}

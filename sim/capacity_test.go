@@ -131,3 +131,57 @@ func TestCapacityStall(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityDecisionStage is TestCapacityStall's storm (bucket of burst 1
+// refilling one token per 100 ms, fixed 150 ms retry) with a decision
+// stage of 20 ms per handshake (decide_per_s 50) before 10 ms claims.
+// Worked by hand, without a stall:
+//
+//	c0-c3 at 0 decided 20, 40, 60, 80: c0 admitted (done 30, next token
+//	at 120), c1-c3 rejected and told then, back at 190, 210, 230
+//	c1 decided 210 (the stage free since 80), admitted (token at 120),
+//	done 220, next token at 310; c2 decided 230, c3 250: rejected, back
+//	380, 400
+//	c2 decided 400, admitted (done 410, next token at 500); c3 decided
+//	420, rejected, back 570, decided 590, admitted, done 600
+//
+// decisions per 100 ms window [4 0 3 0 2 1], last connect 600 ms; with a
+// 100 ms stall the stage is free from 100 and every decision comes 100 ms
+// later: decided 120, 140, 160, 180 (c0 done 130, token at 220; the others
+// back at 290, 310, 330); c1 decided 310 (admitted, done 320, token at
+// 410), c2 330 and c3 350 rejected (back 480, 500); c2 decided 500
+// (admitted, done 510, token at 600), c3 520 rejected (back 670), decided
+// 690, done 700: [0 4 0 3 0 2 1], 700 ms. And three clients into an
+// unlimited gateway deciding 50/s with claims at 10/s are decided at 20,
+// 40, 60 and connected at 120, 220, 320: the claims queue behind the
+// decisions.
+func TestCapacityDecisionStage(t *testing.T) {
+	stall := &models.Distribution{Value: 100 * time.Millisecond}
+	for _, c := range []struct {
+		name        string
+		stall       *models.Distribution
+		attempts    []int64
+		convergence float64
+	}{
+		{"no stall", nil, []int64{4, 0, 3, 0, 2, 1}, 600},
+		{"stall", stall, []int64{0, 4, 0, 3, 0, 2, 1}, 700},
+	} {
+		s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 10, Burst: 1},
+			Policies: []policies.Spec{{Name: "fixed", Base: 150 * time.Millisecond}},
+			Metrics:  Metrics{Window: 100 * time.Millisecond},
+			Capacity: &models.CapacitySpec{AdmitPerS: 100, Decide: models.DecideOnArrival, DecidePerS: 50, Stall: c.stall}})
+		r := runFirst(t, s)
+		if r.Attempts != 10 || r.ConvergenceMs != c.convergence || !reflect.DeepEqual(r.Series.Attempts, c.attempts) {
+			t.Errorf("%s: attempts %d, last connect %v ms, attempts per window %v; want 10, %v, %v",
+				c.name, r.Attempts, r.ConvergenceMs, r.Series.Attempts, c.convergence, c.attempts)
+		}
+	}
+	q := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
+		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Metrics:  Metrics{Window: 100 * time.Millisecond},
+		Capacity: &models.CapacitySpec{AdmitPerS: 10, Decide: models.DecideOnArrival, DecidePerS: 50}})
+	r := runFirst(t, q)
+	if want := (Quantiles{P50: 220, P90: 320, P99: 320, Max: 320}); r.ConnectMs != want || !reflect.DeepEqual(r.Series.Attempts, []int64{3}) {
+		t.Errorf("unlimited: connects %+v, attempts per window %v; want %+v, [3]", r.ConnectMs, r.Series.Attempts, want)
+	}
+}

@@ -123,6 +123,9 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 			stall := dist()
 			s.Capacity.Stall = &stall
 		}
+		if s.Capacity.Decide == models.DecideOnArrival && r.IntN(2) == 0 { // a decision stage before the claims
+			s.Capacity.DecidePerS, s.Capacity.RejectPerS = 10+r.Float64()*20000, 0
+		}
 	}
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
