@@ -247,6 +247,7 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Fit.fitStalls(rep.Real)
+	rep.Fit.fitBacklog(rep.Real)
 	fitted, err := fittedModels(s, rep.Fit)
 	if err != nil {
 		return nil, err
@@ -337,6 +338,9 @@ func loadAverage() string {
 func describeCapacity(c *models.CapacitySpec) string {
 	if c == nil {
 		return "none (no backlog seen)"
+	}
+	if c.DecidePerS > 0 {
+		return fmt.Sprintf("decide %.0f/s, then admit %.1f/s", c.DecidePerS, c.AdmitPerS)
 	}
 	return fmt.Sprintf("admit %.1f/s, reject %.0f/s, decided at %s", c.AdmitPerS, c.RejectPerS, c.Decide)
 }

@@ -35,7 +35,11 @@ const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission
 	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time); " +
 	"capacity.stall (variant): per run, gw-b's first admission decision after the kill (the stall's end counted from the failure, " +
 	"as the model counts it), fixed for one run, else uniform on [min, max] of the runs; its excess variant uses instead " +
-	"that decision minus the earliest possible arrival (earliest first-attempt send + the run's fastest send-to-429-decision), floored at 0"
+	"that decision minus the earliest possible arrival (earliest first-attempt send + the run's fastest send-to-429-decision), floored at 0; " +
+	"capacity.decide_per_s (variant, a decision stage before the claim queue; reject_per_s then 0): gw-b's decisions (admitted and 429) " +
+	"divided by the time its backlog was non-empty, pooled over the runs; the backlog at t is the handshakes gw-b decided that " +
+	"had arrived by t (send + the run's fastest send-to-429-decision) less its decisions by t, both on the shared wall clock; " +
+	"with the stall variant the busy time is counted from gw-b's first decision on"
 
 // minServerTime floors latency minus rtt: an admitted handshake faster than
 // the median rejected one still did some work.
@@ -102,6 +106,15 @@ type Fit struct {
 	StallExcessMs []float64            `json:"stall_excess_ms"`
 	Stall         *models.Distribution `json:"stall"`
 	StallExcess   *models.Distribution `json:"stall_excess"`
+	// The survivor's decision rate while a backlog waits (Backlog), per
+	// run and pooled: capacity.decide_per_s in the variant "calibrated +
+	// decision backlog"; the after-stall rate, busy time counted from the
+	// first decision, in "calibrated + stall + decision backlog" (0: no
+	// backlog seen).
+	DecidePerSRuns           []float64 `json:"decide_per_s_runs"`
+	DecideAfterStallPerSRuns []float64 `json:"decide_after_stall_per_s_runs"`
+	DecidePerS               float64   `json:"decide_per_s"`
+	DecideAfterStallPerS     float64   `json:"decide_after_stall_per_s"`
 }
 
 // fitModel fits the capacity, the network and the detection delay to the

@@ -87,6 +87,8 @@ type RealRun struct {
 	// Stall is how long gw-b decided nothing after the kill (nil: no
 	// decision or no first attempt seen).
 	Stall *Stall `json:"stall,omitempty"`
+	// Backlog is gw-b's decisions and busy time (nil: none seen).
+	Backlog *Backlog `json:"decision_backlog,omitempty"`
 }
 
 // Handshake is one answered attempt of a real storm.
@@ -299,6 +301,9 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	attachOutLegs(res.Handshakes, dec, crashFrom)
 	if st, ok := measureStall(res.Handshakes, res.Claims, res.RejectsMs, crashFrom); ok {
 		res.Stall = &st
+	}
+	if b, ok := measureBacklog(res.Handshakes, res.Claims, res.RejectsMs, crashFrom); ok {
+		res.Backlog = &b
 	}
 	if res.RoutesOnSurvivor, err = clientRoutes(ctx, db, gatewaySurvivor, witness); err != nil {
 		return nil, err

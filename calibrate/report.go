@@ -83,6 +83,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		describeDistPtr(f.NetworkWithLegs.BackLeg), describeDistPtr(f.NetworkWithLegs.FirstOutLeg), describeDistPtr(f.NetworkWithLegs.FirstBackLeg))
 	fmt.Fprintf(b, "  stall        %s  (gw-b's first decision after the kill per run: %s ms; over the earliest arrival: %s ms, fitted %s)\n",
 		describeDistPtr(f.Stall), fmtList(f.StallEndsMs), fmtList(f.StallExcessMs), describeDistPtr(f.StallExcess))
+	fmt.Fprintf(b, "  decide_per_s %.0f/s, after the stall %.0f/s  (gw-b's decisions / its busy time per run: %s; after the stall: %s)\n",
+		f.DecidePerS, f.DecideAfterStallPerS, fmtList(f.DecidePerSRuns), fmtList(f.DecideAfterStallPerSRuns))
 	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
 		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {

@@ -15,13 +15,15 @@ const (
 	LabelCalibrated   = "calibrated"   // the scenario with the fitted capacity, network and detection
 	LabelUncalibrated = "uncalibrated" // the scenario as written
 	// Variants, compared but not checked.
-	LabelWithStall       = "calibrated + stall"                 // capacity.stall ending at gw-b's measured first decision
-	LabelWithStallExcess = "calibrated + stall excess"          // capacity.stall as that decision's lateness over the earliest arrival
-	LabelWithLegs        = "calibrated + measured legs"         // out and back legs around the decision, first attempts apart
-	LabelWithFirst       = "calibrated + first-attempt network" // first_rtt and first_server_time apart
-	LabelDecideAtTurn    = "capacity deciding at the turn"      // admission decided when the queue reaches a handshake
-	LabelNoNetwork       = "capacity without network"           // the queue and detection only
-	LabelNetworkOnly     = "network only (no capacity)"         // the earlier calibration: latency draws alone
+	LabelWithStall        = "calibrated + stall"                    // capacity.stall ending at gw-b's measured first decision
+	LabelWithStallExcess  = "calibrated + stall excess"             // capacity.stall as that decision's lateness over the earliest arrival
+	LabelWithBacklog      = "calibrated + decision backlog"         // capacity.decide_per_s: a decision stage before the claims
+	LabelWithStallBacklog = "calibrated + stall + decision backlog" // both, the stage's rate measured after the stall
+	LabelWithLegs         = "calibrated + measured legs"            // out and back legs around the decision, first attempts apart
+	LabelWithFirst        = "calibrated + first-attempt network"    // first_rtt and first_server_time apart
+	LabelDecideAtTurn     = "capacity deciding at the turn"         // admission decided when the queue reaches a handshake
+	LabelNoNetwork        = "capacity without network"              // the queue and detection only
+	LabelNetworkOnly      = "network only (no capacity)"            // the earlier calibration: latency draws alone
 )
 
 // labelled is a scenario under a label.
@@ -67,6 +69,17 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		c.Stall = d
 		return &c
 	}
+	withBacklog := func(stall *models.Distribution, perS float64) *models.CapacitySpec {
+		if f.Capacity == nil {
+			return nil
+		}
+		c := *f.Capacity
+		c.Stall = stall
+		if perS > 0 { // else no backlog was seen: the calibrated capacity
+			c.DecidePerS, c.RejectPerS, c.Decide = perS, 0, models.DecideOnArrival
+		}
+		return &c
+	}
 	net, legs, first, only := f.Network, f.NetworkWithLegs, f.NetworkWithFirst, f.NetworkOnly
 	out := []labelled{}
 	for _, m := range []struct {
@@ -77,6 +90,8 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		{LabelCalibrated, f.Capacity, &net},
 		{LabelWithStall, withStall(f.Stall), &net},
 		{LabelWithStallExcess, withStall(f.StallExcess), &net},
+		{LabelWithBacklog, withBacklog(nil, f.DecidePerS), &net},
+		{LabelWithStallBacklog, withBacklog(f.Stall, f.DecideAfterStallPerS), &net},
 		{LabelWithLegs, f.Capacity, &legs},
 		{LabelWithFirst, f.Capacity, &first},
 		{LabelDecideAtTurn, atTurn, &net},

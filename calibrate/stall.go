@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"stormsim/gateway/protocol"
 	"stormsim/models"
 )
 
@@ -41,22 +40,17 @@ func measureStall(hs []Handshake, claims []Claim, rejectsMs []float64, origin ti
 	for _, r := range rejectsMs {
 		first = min(first, r)
 	}
-	send, oneWay := math.Inf(1), math.Inf(1)
+	send := math.Inf(1)
 	for _, h := range hs {
 		if h.Attempt == 1 {
 			send = min(send, ms(h.sent.Sub(origin)))
-		}
-		if h.OutMs != nil && h.Status == protocol.StatusTooManyRequests {
-			oneWay = min(oneWay, max(*h.OutMs, 0))
 		}
 	}
 	if math.IsInf(first, 1) || math.IsInf(send, 1) {
 		return st, false
 	}
-	if math.IsInf(oneWay, 1) { // no 429 placed: only the send is certain
-		oneWay = 0
-	}
-	st = Stall{FirstDecisionMs: max(first, 0), EarliestArrivalMs: send + oneWay}
+	// With no 429 placed only the send is certain (a one-way time of 0).
+	st = Stall{FirstDecisionMs: max(first, 0), EarliestArrivalMs: send + fastestOneWayMs(hs)}
 	st.ExcessMs = max(st.FirstDecisionMs-st.EarliestArrivalMs, 0)
 	return st, true
 }
