@@ -31,7 +31,9 @@ const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission
 	"a run's level is common to its clients, only the spread within a run is per client); " +
 	"variants (reported, not used): the measured legs, out (send to gw-b's decision, its rejected line on the same " +
 	"wall clock) and back (decision to answer) of rejected handshakes, first attempts and later ones apart, in place " +
-	"of the rtt's halves; first_rtt and first_server_time fitted on first attempts alone; the capacity " +
+	"of the rtt's halves, with server_time per admitted handshake whose decision is known: its latency minus its own out leg, " +
+	"its time at gw-b and the median back leg, floored at 0.1 ms; the same with capacity.stall and the legs of retries for every attempt " +
+	"(stall + retry legs: a first attempt's own out leg holds the stall); first_rtt and first_server_time fitted on first attempts alone; the capacity " +
 	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time); " +
 	"capacity.stall (variant): per run, gw-b's first admission decision after the kill (the stall's end counted from the failure, " +
 	"as the model counts it), fixed for one run, else uniform on [min, max] of the runs; its excess variant uses instead " +
@@ -84,6 +86,10 @@ type Fit struct {
 	AdmittedOutMs      Quantiles `json:"admitted_out_ms"`
 	FirstLegs          int       `json:"first_rejected_leg_samples"`
 	Legs               int       `json:"rejected_leg_samples"`
+	// LegsResidualMs is, per admitted handshake whose decision is known,
+	// its latency minus its own out leg, its time at gw-b and the median
+	// back leg: the server time of the network with legs.
+	LegsResidualMs Quantiles `json:"admitted_legs_residual_ms"`
 
 	Capacity  *models.CapacitySpec `json:"capacity"` // nil: no backlog seen
 	Network   models.NetworkSpec   `json:"network"`
@@ -258,6 +264,19 @@ func fitLegs(f *Fit, handshakes []Handshake) {
 	}
 	o, b := fitLognormal(out), fitLognormal(back)
 	f.NetworkWithLegs.OutLeg, f.NetworkWithLegs.BackLeg = &o, &b
+	// The server time left once each admitted handshake's own out leg is
+	// known: its first attempts' stall is in that leg, not counted again.
+	backMedian := median(back)
+	var residual []float64
+	for _, h := range handshakes {
+		if h.Status == http.StatusSwitchingProtocols && h.OutMs != nil && h.GatewayMs != nil {
+			residual = append(residual, max(h.LatencyMs-*h.OutMs-*h.GatewayMs-backMedian, ms(minServerTime)))
+		}
+	}
+	f.LegsResidualMs = nearestRank(residual)
+	if len(residual) >= minSamples {
+		f.NetworkWithLegs.ServerTime = fitLognormal(residual)
+	}
 	if firstOut != nil {
 		fo, fb := fitLognormal(firstOut), fitLognormal(firstBack)
 		f.NetworkWithLegs.FirstOutLeg, f.NetworkWithLegs.FirstBackLeg = &fo, &fb

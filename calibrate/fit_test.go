@@ -217,3 +217,30 @@ func TestFitLegs(t *testing.T) {
 		t.Errorf("pooled legs: first out %v, first back %v, out %v; want none, none, median %v", n.FirstOutLeg, n.FirstBackLeg, n.OutLeg, wantMedian)
 	}
 }
+
+// TestFitLegsServerTime: with legs, an admitted handshake's server time is
+// its latency less its own out leg, its time at gw-b and the median back
+// leg of the rejected ones (5 ms here): 400 - 150 - 45 - 5 = 200 ms three
+// times gives a fixed 200 ms, whatever the rtt would say; one whose
+// residual is negative is floored at 0.1 ms, and one without a known
+// decision is left out.
+func TestFitLegsServerTime(t *testing.T) {
+	admitted := func(out, gateway, latency float64) Handshake {
+		return Handshake{Attempt: 1, Status: 101, LatencyMs: latency, OutMs: &out, GatewayMs: &gateway}
+	}
+	rejected := func(out, latency float64) Handshake {
+		return Handshake{Attempt: 2, Status: 429, LatencyMs: latency, OutMs: &out}
+	}
+	hs := []Handshake{rejected(30, 35), rejected(30, 35), rejected(30, 35),
+		admitted(150, 45, 400), admitted(150, 45, 400), admitted(150, 45, 400), {Attempt: 2, Status: 101, LatencyMs: 900}}
+	var f Fit
+	fitLegs(&f, hs)
+	if got := f.NetworkWithLegs.ServerTime; got != (models.Distribution{Dist: "fixed", Value: 200 * time.Millisecond}) {
+		t.Errorf("server_time with legs = %v, want fixed 200ms", got)
+	}
+	var floored Fit
+	fitLegs(&floored, append(hs[:3:3], admitted(150, 45, 190), admitted(150, 45, 190), admitted(150, 45, 190)))
+	if got := floored.NetworkWithLegs.ServerTime; got != (models.Distribution{Dist: "fixed", Value: minServerTime}) {
+		t.Errorf("server_time with legs, residual below 0 = %v, want fixed %v", got, minServerTime)
+	}
+}

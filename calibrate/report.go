@@ -81,6 +81,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmtMs(f.FirstAdmittedOutMs.P50), fmtMs(f.FirstAdmittedOutMs.P90), fmtMs(f.AdmittedOutMs.P50), fmtMs(f.AdmittedOutMs.P90))
 	fmt.Fprintf(b, "               fitted: out %s, back %s, first out %s, first back %s\n", describeDistPtr(f.NetworkWithLegs.OutLeg),
 		describeDistPtr(f.NetworkWithLegs.BackLeg), describeDistPtr(f.NetworkWithLegs.FirstOutLeg), describeDistPtr(f.NetworkWithLegs.FirstBackLeg))
+	fmt.Fprintf(b, "               server time with legs %s  (admitted latency - own out leg - time at gw-b - median back: p50 %s p90 %s)\n",
+		describeDist(f.NetworkWithLegs.ServerTime), fmtMs(f.LegsResidualMs.P50), fmtMs(f.LegsResidualMs.P90))
 	fmt.Fprintf(b, "  stall        %s  (gw-b's first decision after the kill per run: %s ms; over the earliest arrival: %s ms, fitted %s)\n",
 		describeDistPtr(f.Stall), fmtList(f.StallEndsMs), fmtList(f.StallExcessMs), describeDistPtr(f.StallExcess))
 	fmt.Fprintf(b, "  decide_per_s %.0f/s, after the stall %.0f/s  (gw-b's decisions / its busy time per run: %s; after the stall: %s)\n",

@@ -20,6 +20,7 @@ const (
 	LabelWithBacklog      = "calibrated + decision backlog"         // capacity.decide_per_s: a decision stage before the claims
 	LabelWithStallBacklog = "calibrated + stall + decision backlog" // both, the stage's rate measured after the stall
 	LabelWithLegs         = "calibrated + measured legs"            // out and back legs around the decision, first attempts apart
+	LabelStallRetryLegs   = "stall + retry legs"                    // capacity.stall, and the legs of retries for every attempt
 	LabelWithFirst        = "calibrated + first-attempt network"    // first_rtt and first_server_time apart
 	LabelDecideAtTurn     = "capacity deciding at the turn"         // admission decided when the queue reaches a handshake
 	LabelNoNetwork        = "capacity without network"              // the queue and detection only
@@ -81,6 +82,10 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		return &c
 	}
 	net, legs, first, only := f.Network, f.NetworkWithLegs, f.NetworkWithFirst, f.NetworkOnly
+	// The legs of retries for every attempt: a first attempt's own legs
+	// hold the stall, which capacity.stall then delays it by.
+	retries := legs
+	retries.FirstOutLeg, retries.FirstBackLeg = nil, nil
 	out := []labelled{}
 	for _, m := range []struct {
 		label    string
@@ -93,6 +98,7 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		{LabelWithBacklog, withBacklog(nil, f.DecidePerS), &net},
 		{LabelWithStallBacklog, withBacklog(f.Stall, f.DecideAfterStallPerS), &net},
 		{LabelWithLegs, f.Capacity, &legs},
+		{LabelStallRetryLegs, withStall(f.Stall), &retries},
 		{LabelWithFirst, f.Capacity, &first},
 		{LabelDecideAtTurn, atTurn, &net},
 		{LabelNoNetwork, f.Capacity, nil},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/config"
 	"stormsim/models"
 )
 
@@ -61,5 +62,43 @@ func TestFitStall(t *testing.T) {
 		if got := fitStall(c.ends); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: fitStall = %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestStallRetryLegsVariant: the variant "stall + retry legs" is the fitted
+// capacity with the fitted stall, and the measured legs with the first
+// attempts' own legs dropped (the stall stands for them); "calibrated +
+// measured legs" keeps them and has no stall.
+func TestStallRetryLegsVariant(t *testing.T) {
+	fixed := func(ms int) *models.Distribution {
+		return &models.Distribution{Dist: "fixed", Value: time.Duration(ms) * time.Millisecond}
+	}
+	f := Fit{Capacity: &models.CapacitySpec{AdmitPerS: 500, Decide: models.DecideOnArrival}, Stall: fixed(120),
+		Detection: models.DetectionSpec{Kind: "reset"}}
+	f.NetworkWithLegs.OutLeg, f.NetworkWithLegs.BackLeg = fixed(10), fixed(2)
+	f.NetworkWithLegs.FirstOutLeg, f.NetworkWithLegs.FirstBackLeg = fixed(250), fixed(1)
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted, err := fittedModels(s, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLabel := map[string]labelled{}
+	for _, m := range fitted {
+		byLabel[m.label] = m
+	}
+	v, legs := byLabel[LabelStallRetryLegs].s, byLabel[LabelWithLegs].s
+	if v == nil || legs == nil {
+		t.Fatalf("variants %q and %q missing", LabelStallRetryLegs, LabelWithLegs)
+	}
+	if !reflect.DeepEqual(v.Capacity.Stall, fixed(120)) || v.Network.FirstOutLeg != nil || v.Network.FirstBackLeg != nil ||
+		!reflect.DeepEqual(v.Network.OutLeg, fixed(10)) || !reflect.DeepEqual(v.Network.BackLeg, fixed(2)) {
+		t.Errorf("%s: stall %v, legs out %v back %v first out %v first back %v; want 120ms, 10ms, 2ms, none, none", LabelStallRetryLegs,
+			v.Capacity.Stall, v.Network.OutLeg, v.Network.BackLeg, v.Network.FirstOutLeg, v.Network.FirstBackLeg)
+	}
+	if legs.Capacity.Stall != nil || !reflect.DeepEqual(legs.Network.FirstOutLeg, fixed(250)) {
+		t.Errorf("%s: stall %v, first out %v; want none, 250ms", LabelWithLegs, legs.Capacity.Stall, legs.Network.FirstOutLeg)
 	}
 }
