@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,8 +29,14 @@ import (
 // is back (one client's draws decide it, so one real run varies as much as
 // the model's runs do) inside the simulated 95% interval; attempts and
 // accepts per window inside the simulated spread (the report's criterion:
-// all but SeriesComparison.AllowedOutside windows, 1 for 100 replications).
-const shortReps = 100
+// all but SeriesComparison.AllowedOutside windows, 1 for 200 replications).
+// Each of these fails for an exact model now and then by construction (the
+// 95% interval 5% of the time, the series criterion under 5%); measured on
+// this lab with 100 replications, 2 short runs in 23 missed one. So a miss is
+// logged and the whole storm run once more, fresh; only a second miss
+// fails the test (about 1 in 100 for an exact model; a model that is off
+// misses both). The lab checks and the outputs must hold every time.
+const shortReps = 200
 
 var gatewayOnce struct {
 	sync.Once
@@ -108,6 +115,19 @@ func shortLab(t *testing.T) *config.Document {
 // seed lab's checks must hold on the real run, and the calibrated model
 // must agree with it.
 func TestCalibrateShortLab(t *testing.T) {
+	misses := calibrateShortLab(t)
+	if len(misses) == 0 {
+		return
+	}
+	t.Logf("first run missed the agreement, running the storm again:\n%s", strings.Join(misses, "\n"))
+	for _, m := range calibrateShortLab(t) {
+		t.Error(m)
+	}
+}
+
+// calibrateShortLab runs the short calibration, checks the lab and the outputs
+// (errors on t) and returns the calibrated model's missed agreements.
+func calibrateShortLab(t *testing.T) (misses []string) {
 	url := pgtest.URL(t)
 	out := t.TempDir()
 	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "1",
@@ -152,18 +172,20 @@ func TestCalibrateShortLab(t *testing.T) {
 		switch m.Metric {
 		case "attempts":
 			if !*m.Pass {
-				t.Errorf("attempts: sim mean %.1f vs real %.0f (%+.1f%%), want within %.0f%%", m.SimMean, m.Real, 100*m.RelError, 100*AttemptsTolerance)
+				misses = append(misses, fmt.Sprintf("attempts: sim mean %.1f vs real %.0f (%+.1f%%), want within %.0f%%",
+					m.SimMean, m.Real, 100*m.RelError, 100*AttemptsTolerance))
 			}
 		case "convergence_ms":
 			if !m.Inside {
-				t.Errorf("last client back after %.0f ms, outside the simulated interval [%.0f, %.0f] ms", m.Real, m.SimLo, m.SimHi)
+				misses = append(misses, fmt.Sprintf("last client back after %.0f ms, outside the simulated interval [%.0f, %.0f] ms",
+					m.Real, m.SimLo, m.SimHi))
 			}
 		}
 	}
 	for _, c := range cal.Series {
 		if c.Pass != nil && !*c.Pass {
-			t.Errorf("%s per window: %d of %d windows outside the simulated spread (allowed %d)\nreal %v\nmin  %v\nmax  %v",
-				c.Series, c.Windows-c.WindowsInsideEnvelope, c.Windows, c.AllowedOutside, c.Real, c.SimMin, c.SimMax)
+			misses = append(misses, fmt.Sprintf("%s per window: %d of %d windows outside the simulated spread (allowed %d)\nreal %v\nmin  %v\nmax  %v",
+				c.Series, c.Windows-c.WindowsInsideEnvelope, c.Windows, c.AllowedOutside, c.Real, c.SimMin, c.SimMax))
 		}
 	}
 
@@ -181,6 +203,7 @@ func TestCalibrateShortLab(t *testing.T) {
 			t.Errorf("chart: %v", err)
 		}
 	}
+	return misses
 }
 
 func abs(v float64) float64 {
