@@ -227,6 +227,14 @@ type SeriesComparison struct {
 	// smallest k that more than k of the windows exceed with probability
 	// below 5% (binomial).
 	AllowedOutside int `json:"allowed_outside,omitempty"`
+	// SpreadRatio (count series, two real runs or more) is the median, over
+	// the windows where the replications vary, of the real runs' standard
+	// deviation over the replications': about 1 when the real storm varies
+	// from run to run as the model's draws make it vary, well above 1 when
+	// something the model leaves out (here, CPU contention on a small lab
+	// machine) moves the real runs; the spread criterion then fails for
+	// want of spread, not of level. 0 when it cannot be computed.
+	SpreadRatio float64 `json:"spread_ratio,omitempty"`
 	// Pass (count series): the real series lies inside the simulated
 	// spread, all but at most AllowedOutside windows.
 	Pass *bool `json:"pass,omitempty"`
@@ -292,6 +300,7 @@ func compareSeries(runs []*RealRun, reps []sim.Result, windowMs float64) []Serie
 			}
 		}
 		if d.counts {
+			c.SpreadRatio = spreadRatio(realRuns, simRuns)
 			c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
 			c.AllowedOutside = allowedOutside(n, len(reps))
 			pass := c.Windows-c.WindowsInsideEnvelope <= c.AllowedOutside
@@ -300,6 +309,31 @@ func compareSeries(runs []*RealRun, reps []sim.Result, windowMs float64) []Serie
 		out = append(out, c)
 	}
 	return out
+}
+
+// spreadRatio is SeriesComparison.SpreadRatio for padded series of equal
+// length: per window the sample standard deviation of the real runs over
+// that of the replications, the median of these (the lower middle one)
+// over the windows where the replications' is positive; 0 with fewer than 2 of either or no such
+// window.
+func spreadRatio(realRuns, simRuns [][]float64) float64 {
+	if len(realRuns) < 2 || len(simRuns) < 2 {
+		return 0
+	}
+	var ratios []float64
+	realCol, simCol := make([]float64, len(realRuns)), make([]float64, len(simRuns))
+	for w := range realRuns[0] {
+		for k := range realRuns {
+			realCol[k] = realRuns[k][w]
+		}
+		for i := range simRuns {
+			simCol[i] = simRuns[i][w]
+		}
+		if sd := stat.StdDev(simCol, nil); sd > 0 {
+			ratios = append(ratios, stat.StdDev(realCol, nil)/sd)
+		}
+	}
+	return median(ratios)
 }
 
 // allowedOutside is the smallest k with P(X > k) < 5% for X ~

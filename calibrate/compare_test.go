@@ -142,3 +142,21 @@ func TestAllowedOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadRatio: window 0, real runs 10 and 30 (sample sd 14.14) against
+// replications 18, 20, 22 (sd 2): 7.07; window 1 has no simulated spread
+// and is skipped; window 2, real 0 and 4 (sd 2.83) against 1, 3, 5 (sd 2):
+// 1.41. The lower middle of {1.41, 7.07} is 1.41. One real run: 0.
+func TestSpreadRatio(t *testing.T) {
+	real := [][]float64{{10, 5, 0}, {30, 5, 4}}
+	sims := [][]float64{{18, 0, 1}, {20, 0, 3}, {22, 0, 5}}
+	if got, want := spreadRatio(real, sims), math.Sqrt2; math.Abs(got-want) > 1e-12 {
+		t.Errorf("spreadRatio = %v, want %v", got, want)
+	}
+	if got := spreadRatio(real[:1], sims); got != 0 {
+		t.Errorf("one real run: spreadRatio = %v, want 0", got)
+	}
+	if got := spreadRatio(real, [][]float64{{1, 1, 1}, {1, 1, 1}}); got != 0 {
+		t.Errorf("no simulated spread: spreadRatio = %v, want 0", got)
+	}
+}

@@ -100,14 +100,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		tw.Flush()
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "series per window\tinside spread\tinside 95% band\tW1\tKS\tW1 p\t")
+		fmt.Fprintln(tw, "series per window\tinside spread\tinside 95% band\tW1\tKS\tW1 p\treal/sim sd\t")
 		for _, c := range sm.Series {
 			if c.Pass == nil {
-				fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t-\t-\t-\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows, c.WindowsInside, c.Windows)
+				fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t-\t-\t-\t-\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows, c.WindowsInside, c.Windows)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%.0f ms\t%.3f\t%.2f\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows,
-				c.WindowsInside, c.Windows, c.W1Ms, c.KS, c.W1P)
+			fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%.0f ms\t%.3f\t%.2f\t%s\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows,
+				c.WindowsInside, c.Windows, c.W1Ms, c.KS, c.W1P, fmtRatio(c.SpreadRatio))
 		}
 		tw.Flush()
 	}
@@ -201,4 +201,12 @@ func fmtList(v []float64) string {
 		parts[i] = fmt.Sprintf("%.1f", x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fmtRatio prints a SpreadRatio, "-" when there is none (one real run).
+func fmtRatio(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", r)
 }
