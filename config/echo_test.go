@@ -78,3 +78,30 @@ func TestHashIgnoresSpellingButNotValues(t *testing.T) {
 		t.Errorf("different clients, same hash %s", got)
 	}
 }
+
+// TestEchoEmpiricalPoints: an empirical distribution's points are echoed
+// and read back; a distribution without them echoes no points key, so the
+// hashes of configs written before empirical distributions existed stay
+// as they were.
+func TestEchoEmpiricalPoints(t *testing.T) {
+	const head = "clients: 1\nadmission: {kind: unlimited}\npolicies: [{name: fixed, base: 1s}]\n"
+	s, err := Parse("e.yaml", []byte(head+"detection: {kind: reset, delay: {dist: empirical, points: [0s, 10ms, 1.5s]}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoed := string(Echo(s))
+	if !strings.Contains(echoed, `"points":["0s","10ms","1.5s"]`) {
+		t.Errorf("echo lacks the points: %s", echoed)
+	}
+	again, err := Parse("echo", Echo(s), nil)
+	if err != nil || string(Echo(again)) != echoed {
+		t.Errorf("round trip: %v\n%s\n%s", err, echoed, Echo(again))
+	}
+	plain, err := Parse("p.yaml", []byte(head+"detection: {kind: reset, delay: {dist: uniform, min: 0s, max: 10ms}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(Echo(plain)); strings.Contains(got, "points") {
+		t.Errorf("echo of a uniform delay names points: %s", got)
+	}
+}

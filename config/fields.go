@@ -8,10 +8,12 @@ import (
 	"stormsim/internal/suggest"
 )
 
-// field is one YAML-tagged struct field: its key and its index in the struct.
+// field is one YAML-tagged struct field: its key, its index in the struct
+// and whether Echo leaves it out when empty (`yaml:",omitempty"`).
 type field struct {
-	key   string
-	index int
+	key       string
+	index     int
+	omitEmpty bool
 }
 
 var fieldCache sync.Map // reflect.Type -> []field
@@ -25,11 +27,11 @@ func fieldsOf(t reflect.Type) []field {
 	var fields []field
 	for i := range t.NumField() {
 		f := t.Field(i)
-		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		key, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if !f.IsExported() || key == "" || key == "-" {
 			continue
 		}
-		fields = append(fields, field{key: key, index: i})
+		fields = append(fields, field{key: key, index: i, omitEmpty: opts == "omitempty"})
 	}
 	fieldCache.Store(t, fields)
 	return fields

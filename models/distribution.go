@@ -1,7 +1,9 @@
 package models
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -9,18 +11,31 @@ import (
 	"stormsim/policies"
 )
 
-// Distribution is a configured random duration: fixed, uniform or lognormal.
-// Samples come from the counter-based draws by inverse transform, so they
-// depend only on (seed, client, attempt) like every other draw.
+// Distribution is a configured random duration: fixed, uniform, lognormal
+// or empirical. Samples come from the counter-based draws by inverse
+// transform, so they depend only on (seed, client, attempt) like every
+// other draw.
+//
+// An empirical distribution is given by its quantiles at equally spaced
+// probabilities, Points[i] at i/(n-1) from the least (0) to the greatest
+// (1), the distribution function linear between them: what a measurement
+// gives when no textbook shape fits it (stormsim calibrate writes the
+// clients' detection delays this way).
 type Distribution struct {
-	Dist   string        `yaml:"dist"`   // "fixed" (default), "uniform" or "lognormal"
+	Dist   string        `yaml:"dist"`   // "fixed" (default), "uniform", "lognormal" or "empirical"
 	Value  time.Duration `yaml:"value"`  // fixed: the duration
 	Min    time.Duration `yaml:"min"`    // uniform: lower end, inclusive
 	Max    time.Duration `yaml:"max"`    // uniform: upper end, exclusive
 	Median time.Duration `yaml:"median"` // lognormal: exp(mu)
 	Sigma  float64       `yaml:"sigma"`  // lognormal: standard deviation of ln(duration)
 	Cap    time.Duration `yaml:"cap"`    // lognormal: largest sample (default 100 * median)
+	// Points are an empirical distribution's quantiles, ascending, at least
+	// 2 and at most MaxPoints.
+	Points []time.Duration `yaml:"points,omitempty"`
 }
+
+// MaxPoints bounds an empirical distribution's quantiles.
+const MaxPoints = 1001
 
 // Validate checks the distribution's parameters.
 func (d *Distribution) Validate() error {
@@ -43,8 +58,20 @@ func (d *Distribution) Validate() error {
 		if d.Cap < 0 || (d.Cap > 0 && d.Cap < d.Median) {
 			return &policies.ParamError{Key: "cap", Problem: "must be >= median", Got: d.Cap}
 		}
+	case "empirical":
+		if len(d.Points) < 2 || len(d.Points) > MaxPoints {
+			return &policies.ParamError{Key: "points", Problem: fmt.Sprintf("must list 2 to %d quantiles", MaxPoints), Got: len(d.Points)}
+		}
+		for i, p := range d.Points {
+			if p < 0 || (i > 0 && p < d.Points[i-1]) {
+				return &policies.ParamError{Key: fmt.Sprintf("points[%d]", i), Problem: "must be >= 0 and >= the point before it", Got: p}
+			}
+		}
 	default:
-		return &policies.ParamError{Key: "dist", Problem: "must be fixed, uniform or lognormal", Got: d.Dist}
+		return &policies.ParamError{Key: "dist", Problem: "must be fixed, uniform, lognormal or empirical", Got: d.Dist}
+	}
+	if d.Dist != "empirical" && len(d.Points) > 0 {
+		return &policies.ParamError{Key: "points", Problem: "apply to dist: empirical only", Got: d.Dist}
 	}
 	return nil
 }
@@ -64,6 +91,12 @@ func (d *Distribution) Sample(u uint64) time.Duration {
 		p := (float64(u>>11) + 0.5) / (1 << 53)
 		ln := distuv.LogNormal{Mu: math.Log(float64(d.Median)), Sigma: d.Sigma}
 		return min(time.Duration(math.Round(ln.Quantile(p))), d.Upper())
+	case "empirical":
+		// u picks a segment and the place in it, in integers: exact and
+		// the same on every machine.
+		seg, frac := bits.Mul64(u, uint64(len(d.Points)-1))
+		lo := d.Points[seg]
+		return lo + policies.UniformDuration(frac, d.Points[seg+1]-lo)
 	}
 	return d.Value
 }
@@ -78,6 +111,8 @@ func (d *Distribution) Upper() time.Duration {
 			return d.Cap
 		}
 		return 100 * d.Median
+	case "empirical":
+		return d.Points[len(d.Points)-1]
 	}
 	return d.Value
 }
@@ -85,6 +120,13 @@ func (d *Distribution) Upper() time.Duration {
 // Mean is the distribution's mean (lognormal: median * exp(sigma^2/2), ignoring the cap).
 func (d *Distribution) Mean() time.Duration {
 	switch d.Dist {
+	case "empirical":
+		// Each segment holds 1/(n-1) of the mass, uniform: its midpoint.
+		var sum float64
+		for i := 1; i < len(d.Points); i++ {
+			sum += float64(d.Points[i-1]+d.Points[i]) / 2
+		}
+		return time.Duration(math.Round(sum / float64(len(d.Points)-1)))
 	case "uniform":
 		return (d.Min + d.Max) / 2
 	case "lognormal":

@@ -67,12 +67,18 @@ func randomScenario(r *rand.Rand) *Scenario {
 // addModels switches on a random subset of the failure and load models.
 func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Duration) {
 	dist := func() models.Distribution {
-		switch r.IntN(3) {
+		switch r.IntN(4) {
 		case 0:
 			return models.Distribution{Value: d(0, 20*time.Millisecond)}
 		case 1:
 			lo := d(0, 10*time.Millisecond)
 			return models.Distribution{Dist: "uniform", Min: lo, Max: lo + d(time.Millisecond, 30*time.Millisecond)}
+		case 2:
+			points := []time.Duration{d(0, 5*time.Millisecond)}
+			for range 1 + r.IntN(5) {
+				points = append(points, points[len(points)-1]+d(0, 10*time.Millisecond))
+			}
+			return models.Distribution{Dist: "empirical", Points: points}
 		}
 		return models.Distribution{Dist: "lognormal", Median: d(time.Millisecond, 20*time.Millisecond), Sigma: 0.1 + r.Float64()}
 	}
