@@ -16,7 +16,7 @@ import (
 
 // Echo renders a resolved scenario as compact JSON: keys in struct order
 // under their YAML names, durations as Go duration strings ("3.2s"), nil
-// optional sections and empty omitempty lists left out. The output is valid YAML too, so
+// optional sections and empty or zero omitempty keys left out. The output is valid YAML too, so
 // Parse(Echo(s)) gives s back, and it is byte-identical for equal scenarios.
 func Echo(s *sim.Scenario) json.RawMessage {
 	var b bytes.Buffer
@@ -51,8 +51,8 @@ func echo(b *bytes.Buffer, v reflect.Value) {
 			if (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
 				continue
 			}
-			if f.omitEmpty && fv.Kind() == reflect.Slice && fv.Len() == 0 {
-				continue // an added list that old configs lack leaves their hashes as they were
+			if f.omitEmpty && (fv.IsZero() || (fv.Kind() == reflect.Slice && fv.Len() == 0)) {
+				continue // a key added later that old configs lack leaves their hashes as they were
 			}
 			if !first {
 				b.WriteByte(',')

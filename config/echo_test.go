@@ -105,3 +105,22 @@ func TestEchoEmpiricalPoints(t *testing.T) {
 		t.Errorf("echo of a uniform delay names points: %s", got)
 	}
 }
+
+// TestEchoSharedEvery: network.shared_every is echoed when set and left
+// out when 0, so configs written before it keep their hashes.
+func TestEchoSharedEvery(t *testing.T) {
+	const head = "clients: 1\nadmission: {kind: unlimited}\npolicies: [{name: fixed, base: 1s}]\n"
+	for _, c := range []struct {
+		network, want string
+		echoed        bool
+	}{{"network: {rtt: {value: 5ms}, shared_every: 25ms}\n", `"shared_every":"25ms"`, true},
+		{"network: {rtt: {value: 5ms}}\n", `shared_every`, false}} {
+		s, err := Parse("n.yaml", []byte(head+c.network), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(Echo(s)), c.want); got != c.echoed {
+			t.Errorf("%s: echo %s, want %q there: %v", c.network, Echo(s), c.want, c.echoed)
+		}
+	}
+}

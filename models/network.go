@@ -42,10 +42,21 @@ type NetworkSpec struct {
 	// legs set for an attempt, rtt (or first_rtt) does not apply to it.
 	BackLeg      *Distribution `yaml:"back"`
 	FirstBackLeg *Distribution `yaml:"first_back"`
+	// SharedEvery, when set, makes the network's delays common: every
+	// attempt sent in the same interval of this length draws the same out
+	// leg (and rtt), every answer leaving in the same interval the same
+	// back leg, instead of each attempt drawing its own. It stands for a
+	// network, or a machine, whose delay at a moment is everyone's: a wave
+	// of requests then crosses it together and stays a wave. Server time
+	// stays each attempt's own.
+	SharedEvery time.Duration `yaml:"shared_every,omitempty"`
 }
 
 // Validate checks the distributions.
 func (n *NetworkSpec) Validate() error {
+	if n.SharedEvery < 0 {
+		return &policies.ParamError{Key: "shared_every", Problem: "must be >= 0 (0: every attempt draws its own delays)", Got: n.SharedEvery}
+	}
 	if err := n.RTT.Validate(); err != nil {
 		return prefixParam("rtt", err)
 	}
@@ -83,52 +94,74 @@ func (n *NetworkSpec) IsZero() bool {
 }
 
 // Legs returns, for client c's attempt number attempt, the one-way time to
-// the server and the time from arrival to the answer reaching the client.
+// the server and the time from arrival to the answer reaching the client,
+// drawn for the attempt alone (as without SharedEvery).
 func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
-	out, back = n.oneWay(seed, c, attempt)
-	server := &n.ServerTime
-	if attempt == 1 && n.FirstServerTime != nil {
-		server = n.FirstServerTime
-	}
-	return out, back + server.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+	out, back = n.oneWay(seed, attempt, c, attempt)
+	return out, back + n.serverTime(seed, c, attempt, true)
 }
 
-// Out is Legs's out alone: the time from client c's attempt number attempt
-// being sent to its reaching the server's decision.
-func (n *NetworkSpec) Out(seed, c, attempt uint64) time.Duration {
+// Out is the time from client c's attempt number attempt, sent at sent, to
+// its reaching the server's decision.
+func (n *NetworkSpec) Out(seed, c, attempt uint64, sent time.Duration) time.Duration {
+	kc, ka := n.drawKey(c, attempt, sent)
 	if d := leg(n.FirstOutLeg, n.OutLeg, attempt); d != nil {
-		return d.Sample(policies.Draw(seed, c, attempt, policies.StreamOutLeg))
+		return d.Sample(policies.Draw(seed, kc, ka, policies.StreamOutLeg))
 	}
-	return n.rtt(seed, c, attempt) / 2
+	return n.rtt(seed, attempt, kc, ka) / 2
 }
 
-// Back is the time from client c's attempt number attempt reaching the
-// server to its answer reaching the client: Legs's back for an admitted
-// attempt, and with RejectTime set, the back leg + reject_time for one that
-// is not (drawn from the same stream as server_time).
-func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool) time.Duration {
-	if admitted || n.RejectTime == nil {
-		_, back := n.Legs(seed, c, attempt)
-		return back
-	}
-	_, back := n.oneWay(seed, c, attempt)
-	return back + n.RejectTime.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+// Back is the time from client c's attempt number attempt being decided at
+// at to its answer reaching the client: the back leg (or the rtt's longer
+// half) and the server time, reject_time instead for one not admitted when
+// set (drawn from the same stream as server_time).
+func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool, at time.Duration) time.Duration {
+	kc, ka := n.drawKey(c, attempt, at)
+	_, back := n.oneWay(seed, attempt, kc, ka)
+	return back + n.serverTime(seed, c, attempt, admitted)
 }
 
-// oneWay returns the attempt's two network legs without server time: the
-// measured legs where set, otherwise the halves of its rtt (the longer
-// half on the way back).
-func (n *NetworkSpec) oneWay(seed, c, attempt uint64) (out, back time.Duration) {
+// serverTime draws an attempt's server time, always for the attempt alone:
+// the work is the attempt's own.
+func (n *NetworkSpec) serverTime(seed, c, attempt uint64, admitted bool) time.Duration {
+	d := &n.ServerTime
+	switch {
+	case !admitted && n.RejectTime != nil:
+		d = n.RejectTime
+	case attempt == 1 && n.FirstServerTime != nil:
+		d = n.FirstServerTime
+	}
+	return d.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+}
+
+// sharedAttempt stands for the attempt in the key of a shared draw (see
+// SharedEvery): no real attempt number is this large.
+const sharedAttempt = 1 << 40
+
+// drawKey is what an attempt's network draws are keyed by: client c and
+// attempt, or with SharedEvery the interval holding time t, so that every
+// attempt crossing the network in that interval draws the same delay.
+func (n *NetworkSpec) drawKey(c, attempt uint64, t time.Duration) (uint64, uint64) {
+	if n.SharedEvery <= 0 {
+		return c, attempt
+	}
+	return uint64(t / n.SharedEvery), sharedAttempt
+}
+
+// oneWay returns the two network legs of an attempt numbered attempt,
+// drawn under key (kc, ka), without server time: the measured legs where
+// set, otherwise the halves of its rtt (the longer half on the way back).
+func (n *NetworkSpec) oneWay(seed, attempt, kc, ka uint64) (out, back time.Duration) {
 	outLeg, backLeg := leg(n.FirstOutLeg, n.OutLeg, attempt), leg(n.FirstBackLeg, n.BackLeg, attempt)
 	if outLeg == nil || backLeg == nil {
-		rtt := n.rtt(seed, c, attempt)
+		rtt := n.rtt(seed, attempt, kc, ka)
 		out, back = rtt/2, rtt-rtt/2
 	}
 	if outLeg != nil {
-		out = outLeg.Sample(policies.Draw(seed, c, attempt, policies.StreamOutLeg))
+		out = outLeg.Sample(policies.Draw(seed, kc, ka, policies.StreamOutLeg))
 	}
 	if backLeg != nil {
-		back = backLeg.Sample(policies.Draw(seed, c, attempt, policies.StreamBackLeg))
+		back = backLeg.Sample(policies.Draw(seed, kc, ka, policies.StreamBackLeg))
 	}
 	return out, back
 }
@@ -142,13 +175,14 @@ func leg(first, later *Distribution, attempt uint64) *Distribution {
 	return later
 }
 
-// rtt draws the round-trip time of client c's attempt number attempt.
-func (n *NetworkSpec) rtt(seed, c, attempt uint64) time.Duration {
+// rtt draws the round-trip time of an attempt numbered attempt under key
+// (kc, ka).
+func (n *NetworkSpec) rtt(seed, attempt, kc, ka uint64) time.Duration {
 	d := &n.RTT
 	if attempt == 1 && n.FirstRTT != nil {
 		d = n.FirstRTT
 	}
-	return d.Sample(policies.Draw(seed, c, attempt, policies.StreamNetwork))
+	return d.Sample(policies.Draw(seed, kc, ka, policies.StreamNetwork))
 }
 
 // MaxRoundTrip bounds out + back for any attempt.

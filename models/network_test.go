@@ -30,7 +30,7 @@ func TestNetworkBack(t *testing.T) {
 			if err := c.net.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if got := c.net.Back(1, 2, 3, c.admitted); got != c.want {
+			if got := c.net.Back(1, 2, 3, c.admitted, 0); got != c.want {
 				t.Errorf("Back = %v, want %v", got, c.want)
 			}
 		})
@@ -47,7 +47,7 @@ func TestNetworkRejectTimeBounds(t *testing.T) {
 	}
 	for i := uint64(0); i < 1000; i++ {
 		out, _ := n.Legs(1, i, 1)
-		if back := n.Back(1, i, 1, false); out+back > n.MaxRoundTrip() {
+		if back := n.Back(1, i, 1, false, 0); out+back > n.MaxRoundTrip() {
 			t.Fatalf("attempt %d: %v + %v exceeds MaxRoundTrip %v", i, out, back, n.MaxRoundTrip())
 		}
 	}
@@ -76,7 +76,7 @@ func TestNetworkFirstAttempt(t *testing.T) {
 		{2, 20 * time.Millisecond, 30 * time.Millisecond},
 	}
 	for _, c := range cases {
-		if out, back := n.Legs(7, 3, c.attempt); out != c.out || back != c.back || n.Back(7, 3, c.attempt, true) != c.back {
+		if out, back := n.Legs(7, 3, c.attempt); out != c.out || back != c.back || n.Back(7, 3, c.attempt, true, 0) != c.back {
 			t.Errorf("attempt %d: legs %v, %v; want %v, %v", c.attempt, out, back, c.out, c.back)
 		}
 	}
@@ -134,10 +134,10 @@ func TestNetworkMeasuredLegs(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, back := n.Legs(1, 2, c.attempt)
-			if out != c.out*ms || back != c.back*ms || n.Out(1, 2, c.attempt) != c.out*ms {
-				t.Errorf("legs %v, %v, Out %v; want %v, %v", out, back, n.Out(1, 2, c.attempt), c.out*ms, c.back*ms)
+			if out != c.out*ms || back != c.back*ms || n.Out(1, 2, c.attempt, 0) != c.out*ms {
+				t.Errorf("legs %v, %v, Out %v; want %v, %v", out, back, n.Out(1, 2, c.attempt, 0), c.out*ms, c.back*ms)
 			}
-			if got := n.Back(1, 2, c.attempt, false); got != c.rejected*ms {
+			if got := n.Back(1, 2, c.attempt, false, 0); got != c.rejected*ms {
 				t.Errorf("rejected Back = %v, want %v", got, c.rejected*ms)
 			}
 			if got := n.MaxRoundTrip(); got != c.maxRoundTrip*ms {
@@ -197,5 +197,40 @@ func TestNetworkMeasuredLegErrors(t *testing.T) {
 	}
 	if (&NetworkSpec{FirstOutLeg: &Distribution{Value: 1}}).IsZero() {
 		t.Error("network with a first out leg is zero")
+	}
+}
+
+// TestNetworkSharedEvery: with shared_every 10 ms, attempts of different
+// clients sent at 3 and 7 ms draw the same out leg, one sent at 12 ms its
+// own; answers leaving in one interval the same back leg; server time stays
+// each attempt's own. Without it each attempt draws its own legs.
+func TestNetworkSharedEvery(t *testing.T) {
+	ms := time.Millisecond
+	n := NetworkSpec{OutLeg: &Distribution{Dist: "uniform", Min: 0, Max: 100 * ms}, BackLeg: &Distribution{Dist: "uniform", Min: 0, Max: 100 * ms},
+		ServerTime: Distribution{Dist: "uniform", Min: 0, Max: 100 * ms}, SharedEvery: 10 * ms}
+	if a, b := n.Out(1, 10, 2, 3*ms), n.Out(1, 20, 5, 7*ms); a != b {
+		t.Errorf("out legs in one interval differ: %v, %v", a, b)
+	}
+	if a, c := n.Out(1, 10, 2, 3*ms), n.Out(1, 10, 2, 12*ms); a == c {
+		t.Errorf("out legs in two intervals alike: %v", a)
+	}
+	sharedBack := func(c uint64) time.Duration {
+		kc, ka := n.drawKey(c, 2, 4*ms)
+		_, back := n.oneWay(1, 2, kc, ka)
+		return back
+	}
+	if sharedBack(10) != sharedBack(20) {
+		t.Error("back legs in one interval differ")
+	}
+	if n.Back(1, 10, 2, true, 4*ms)-sharedBack(10) == n.Back(1, 20, 2, true, 4*ms)-sharedBack(20) {
+		t.Error("server times of two clients alike")
+	}
+	own := n
+	own.SharedEvery = 0
+	if own.Out(1, 10, 2, 3*ms) == own.Out(1, 20, 5, 7*ms) {
+		t.Error("without shared_every two attempts draw the same out leg")
+	}
+	if err := (&NetworkSpec{SharedEvery: -ms}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "shared_every:") {
+		t.Errorf("negative shared_every: %v", err)
 	}
 }

@@ -114,6 +114,9 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 				*l = &d
 			}
 		}
+		if r.IntN(3) == 0 { // delays shared by everyone crossing in the same interval
+			s.Network.SharedEvery = d(time.Millisecond, 30*time.Millisecond)
+		}
 	}
 	if r.IntN(2) == 0 {
 		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []string{"random", "round_robin", "least_connections"}[r.IntN(3)],

@@ -102,7 +102,7 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 func (st *storm) firstArrival(c uint32) time.Duration {
 	t := st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
 	if st.net != nil {
-		t += st.net.Out(st.seed, uint64(c), 1)
+		t += st.net.Out(st.seed, uint64(c), 1, t)
 	}
 	return t
 }
@@ -124,7 +124,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	w := st.rec.attempt(decided, out, gw)
 	var back time.Duration
 	if st.net != nil {
-		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted)
+		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted, answered)
 	}
 	if out == admitted {
 		st.rec.accept(w, gw)
@@ -149,7 +149,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	}
 	next = answered + back + wait
 	if st.net != nil {
-		next += st.net.Out(st.seed, uint64(c), uint64(a+1))
+		next += st.net.Out(st.seed, uint64(c), uint64(a+1), next)
 	}
 	return next, true
 }
