@@ -117,16 +117,27 @@ const ReportSchemaVersion = 1
 // Simulation is one model run over many seeds and its comparison with the
 // real runs.
 type Simulation struct {
-	Label        string                `json:"label"`
-	Capacity     *models.CapacitySpec  `json:"capacity"`  // nil: gateways answer at once
-	Network      *models.NetworkSpec   `json:"network"`   // nil: no latency
-	Detection    *models.DetectionSpec `json:"detection"` // nil: clients notice at once
-	Replications int                   `json:"replications"`
-	FirstSeed    uint64                `json:"first_seed"`
-	Metrics      []MetricComparison    `json:"metrics"`
-	Series       []SeriesComparison    `json:"series"`
+	Label     string                `json:"label"`
+	Capacity  *models.CapacitySpec  `json:"capacity"`  // nil: gateways answer at once
+	Network   *models.NetworkSpec   `json:"network"`   // nil: no latency
+	Detection *models.DetectionSpec `json:"detection"` // nil: clients notice at once
+	// PerRun, for a model fitted on each real run alone, are the fitted
+	// sections per run (replication r took run r mod K's); Capacity,
+	// Network and Detection above are then run 1's.
+	PerRun       []FittedSections   `json:"per_run,omitempty"`
+	Replications int                `json:"replications"`
+	FirstSeed    uint64             `json:"first_seed"`
+	Metrics      []MetricComparison `json:"metrics"`
+	Series       []SeriesComparison `json:"series"`
 
 	results []sim.Result
+}
+
+// FittedSections are the fitted sections of one scenario.
+type FittedSections struct {
+	Capacity  *models.CapacitySpec  `json:"capacity"`
+	Network   *models.NetworkSpec   `json:"network"`
+	Detection *models.DetectionSpec `json:"detection"`
 }
 
 // Agreement is one tolerance check of a simulation against the real runs.
@@ -248,21 +259,35 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 	}
 	rep.Fit.fitStalls(rep.Real)
 	rep.Fit.fitBacklog(rep.Real)
-	fitted, err := fittedModels(s, rep.Fit)
+	rep.Fit.fitFirstArrival(rep.Real)
+	rep.Fit.fitShared(rep.Real)
+	variants, err := fittedModels(s, rep.Fit)
 	if err != nil {
 		return nil, err
 	}
-	rep.CalibratedConfig = config.Echo(fitted[0].s)
-	logf("fitted capacity %s, rtt %s, server time %s, detection %s", describeCapacity(rep.Fit.Capacity),
-		describeDist(rep.Fit.Network.RTT), describeDist(rep.Fit.Network.ServerTime), describeDist(rep.Fit.Detection.Delay))
+	// The checked model is the pooled one fitted run by run; with runs
+	// that cannot be fitted alone, the pooled one itself.
+	calibrated, ok := perRunModel(s, rep.Real, LabelPooled, LabelCalibrated)
+	if !ok {
+		calibrated = variants[0]
+		calibrated.label = LabelCalibrated
+	}
+	fitted := append([]labelled{calibrated, {label: LabelUncalibrated, s: s}}, variants...)
+	rep.CalibratedConfig = config.Echo(variants[0].s) // the pooled fit: one scenario for planners
+	logf("fitted capacity %s, first arrival %s, retry legs out %s back %s shared every %v", describeCapacity(rep.Fit.Capacity),
+		describeDistPtr(rep.Fit.FirstArrival), describeDistPtr(rep.Fit.NetworkWithLegs.OutLeg), describeDistPtr(rep.Fit.NetworkWithLegs.BackLeg),
+		rep.Fit.SharedEvery)
 	for i, m := range fitted {
-		reps, err := simulate(m.s, spec, opt.Replications)
+		reps, err := simulate(m.scenarios(), spec, opt.Replications)
 		if err != nil {
 			return nil, err
 		}
 		sm := Simulation{Label: m.label, Capacity: m.s.Capacity, Network: m.s.Network, Detection: m.s.Detection,
 			Replications: opt.Replications, FirstSeed: s.Seed, results: reps,
 			Metrics: compareMetrics(rep.Real, reps), Series: compareSeries(rep.Real, reps, ms(s.Metrics.Window))}
+		for _, r := range m.perRun {
+			sm.PerRun = append(sm.PerRun, FittedSections{r.Capacity, r.Network, r.Detection})
+		}
 		if i >= 2 {
 			rep.Variants = append(rep.Variants, sm)
 			continue
@@ -360,6 +385,9 @@ func describeDist(d models.Distribution) string {
 		return fmt.Sprintf("lognormal(median %v, sigma %.2f, cap %v)", d.Median, d.Sigma, d.Cap)
 	case "uniform":
 		return fmt.Sprintf("uniform[%v, %v)", d.Min, d.Max)
+	case "empirical":
+		p := d.Points
+		return fmt.Sprintf("empirical(%d points: min %v, median %v, max %v)", len(p), p[0], p[(len(p)-1)/2], p[len(p)-1])
 	}
 	return fmt.Sprintf("fixed %v", d.Value)
 }

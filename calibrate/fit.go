@@ -16,32 +16,36 @@ import (
 
 // FitMethod describes, for calibration.json and the README, how the model
 // parameters are derived from what the real runs measured.
-const FitMethod = "capacity (decide: arrival, as cmd/gateway takes its admission token before any database work): " +
+const FitMethod = "the checked model (calibrated) is fitted on each real run alone, replication r taking run r mod K's fit, " +
+	"so that its spread holds how much the lab changed from run to run; calibrated.yaml is the same model fitted once on " +
+	"all runs pooled (variant calibrated, pooled); " +
+	"capacity (decide: arrival, as cmd/gateway takes its admission token before any database work): " +
 	"admit_per_s = 1 / the mean gap between consecutive admitted lines of gw-b while a backlog exists " +
-	"(the later handshake decided before the earlier one's line: its gap is pure claim work, the queue never idle), " +
-	"pooled over the runs; reject_per_s = 1 / the median gap between consecutive 429 decisions of gw-b " +
+	"(the later handshake decided before the earlier one's line: its gap is pure claim work, the queue never idle); " +
+	"reject_per_s = 1 / the median gap between consecutive 429 decisions of gw-b " +
 	"(they come in bursts, so the median gap is a back-to-back one); " +
-	"every distribution is a lognormal fitted by log-moments (median exp(mean ln x), sigma sd(ln x), " +
-	"capped at the largest sample); " +
-	"rtt: the latency of rejected handshakes (429/503: no claim, no queue); reject_time: 0; " +
-	"server_time: the residual of each admitted handshake not explained by the queue, " +
-	"its latency minus its time at gw-b (decision to admitted line) minus the median rtt, floored at 0.1 ms; " +
-	"detection delay: each client's start delay (first attempt sent - SIGKILL - its own initial wait), " +
-	"each run's delays first scaled to the median of the runs' medians (every client sees the same crash at once: " +
-	"a run's level is common to its clients, only the spread within a run is per client); " +
-	"variants (reported, not used): the measured legs, out (send to gw-b's decision, its rejected line on the same " +
-	"wall clock) and back (decision to answer) of rejected handshakes, first attempts and later ones apart, in place " +
-	"of the rtt's halves, with server_time per admitted handshake whose decision is known: its latency minus its own out leg, " +
-	"its time at gw-b and the median back leg, floored at 0.1 ms; the same with capacity.stall and the legs of retries for every attempt " +
-	"(stall + retry legs: a first attempt's own out leg holds the stall); first_rtt and first_server_time fitted on first attempts alone; the capacity " +
-	"deciding at the handshake's turn; the network alone fitted without a capacity (latency minus median rtt as server time); " +
-	"capacity.stall (variant): per run, gw-b's first admission decision after the kill (the stall's end counted from the failure, " +
-	"as the model counts it), fixed for one run, else uniform on [min, max] of the runs; its excess variant uses instead " +
-	"that decision minus the earliest possible arrival (earliest first-attempt send + the run's fastest send-to-429-decision), floored at 0; " +
-	"capacity.decide_per_s (variant, a decision stage before the claim queue; reject_per_s then 0): gw-b's decisions (admitted and 429) " +
-	"divided by the time its backlog was non-empty, pooled over the runs; the backlog at t is the handshakes gw-b decided that " +
-	"had arrived by t (send + the run's fastest send-to-429-decision) less its decisions by t, both on the shared wall clock; " +
-	"with the stall variant the busy time is counted from gw-b's first decision on"
+	"detection: reset, its delay the empirical distribution (every percentile) of the clients' first arrivals: " +
+	"from the SIGKILL to gw-b's decision on the client's first attempt, less the client's own initial wait " +
+	"(on a loaded machine a client's detection and its first request's way to the decision are slow together, for every " +
+	"client at once; measured as one delay they keep that); " +
+	"network: a first attempt has no out leg of its own (its first arrival holds it) and the back leg of first attempts; " +
+	"a retry the legs of rejected retries, out = from when the retry was due (the previous answer plus the wait then chosen; " +
+	"the client's own lateness included, as the model's out leg starts when the wait ends) to gw-b's 429 decision (its log " +
+	"line and the client share the wall clock), back = decision to answer; each leg a lognormal fitted by log-moments " +
+	"(median exp(mean ln x), sigma sd(ln x), capped at the largest sample); reject_time: 0; " +
+	"server_time: per admitted handshake whose decision is known, its latency minus its own out leg, its time at gw-b " +
+	"(decision to admitted line) and the median back leg, floored at 0.1 ms; " +
+	"shared_every: per run, for every pair of rejected retries the difference of their out legs; the upper edge of the " +
+	"widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the narrowest on and skipping bins without pairs, " +
+	"in which the median difference is at most half the median over all pairs; pooled, the median over the runs; " +
+	"variants (reported, not checked): the pooled fit; it without shared delays; the first calibration, one rtt (a lognormal " +
+	"of rejected latencies, server_time the admitted latency minus its time at gw-b and the median rtt) and a lognormal " +
+	"detection delay fitted to the start delays (first attempt sent - SIGKILL - own initial wait, each run's scaled to the " +
+	"median of the runs' medians), alone, with capacity.stall (per run, gw-b's first decision after the kill; fixed for one " +
+	"run, else uniform on [min, max]), or with a decision stage (capacity.decide_per_s: gw-b's decisions divided by the time " +
+	"its backlog of arrived, undecided requests was non-empty, pooled over the runs; reject_per_s then 0); the measured legs " +
+	"with first attempts' own; the stall with the legs of retries; the capacity deciding at the handshake's turn; the " +
+	"capacity without a network; the network alone fitted without a capacity (latency minus median rtt as server time)"
 
 // minServerTime floors latency minus rtt: an admitted handshake faster than
 // the median rejected one still did some work.
@@ -86,6 +90,10 @@ type Fit struct {
 	AdmittedOutMs      Quantiles `json:"admitted_out_ms"`
 	FirstLegs          int       `json:"first_rejected_leg_samples"`
 	Legs               int       `json:"rejected_leg_samples"`
+	// RetryLagMs is how late the rejected retries were sent against the
+	// time their client planned (Handshake.lagMs); their out legs above
+	// include it, as the model's out leg starts when the wait ends.
+	RetryLagMs Quantiles `json:"retry_lag_ms"`
 	// LegsResidualMs is, per admitted handshake whose decision is known,
 	// its latency minus its own out leg, its time at gw-b and the median
 	// back leg: the server time of the network with legs.
@@ -94,12 +102,22 @@ type Fit struct {
 	Capacity  *models.CapacitySpec `json:"capacity"` // nil: no backlog seen
 	Network   models.NetworkSpec   `json:"network"`
 	Detection models.DetectionSpec `json:"detection"`
-	// NetworkWithFirst is Network with first_rtt and first_server_time
-	// fitted on first attempts alone; NetworkOnly the network fitted
-	// without a capacity (the whole admitted latency less the median rtt
-	// as server time). Variants, compared in the report.
-	NetworkWithFirst models.NetworkSpec `json:"network_with_first"`
-	NetworkOnly      models.NetworkSpec `json:"network_only"`
+	// FirstArrival is the empirical distribution of the real runs'
+	// first-arrival delays, pooled (RealRun.FirstArrivalMs): the detection
+	// delay of the variant that takes the first wave as measured (its first
+	// attempts then have no out leg of their own); nil with too few.
+	FirstArrivalMs Quantiles            `json:"first_arrival_ms"`
+	FirstArrival   *models.Distribution `json:"first_arrival"`
+	// FirstArrivalRuns are the same per real run (nil where a run has too
+	// few): a variant draws replication r's first wave from run r mod K.
+	FirstArrivalRuns []*models.Distribution `json:"-"`
+	// SharedEvery is network.shared_every: the median over the runs of
+	// each run's measurement (RealRun.SharedEveryMs, fitSharedEvery).
+	SharedEvery       time.Duration `json:"shared_every"`
+	SharedEveryMsRuns []float64     `json:"shared_every_ms_runs"`
+	// NetworkOnly is the network fitted without a capacity (the whole
+	// admitted latency less the median rtt as server time): a variant.
+	NetworkOnly models.NetworkSpec `json:"network_only"`
 	// NetworkWithLegs is Network with the measured out and back legs (and
 	// first-attempt ones) in place of the rtt's halves: a variant.
 	NetworkWithLegs models.NetworkSpec `json:"network_with_legs"`
@@ -155,7 +173,7 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64, claimsPerRun [][
 	rtt := median(allRejected)
 	f.Network.RTT = fitLognormal(allRejected)
 	f.Network.RejectTime = &models.Distribution{Dist: "fixed"}
-	var atGateway, residual, firstResidual []float64
+	var atGateway, residual []float64
 	for _, h := range handshakes {
 		if h.Status != http.StatusSwitchingProtocols || h.GatewayMs == nil {
 			continue
@@ -163,26 +181,12 @@ func fitModel(handshakes []Handshake, startsPerRun [][]float64, claimsPerRun [][
 		atGateway = append(atGateway, *h.GatewayMs)
 		r := max(h.LatencyMs-*h.GatewayMs-rtt, ms(minServerTime))
 		residual = append(residual, r)
-		if h.Attempt == 1 {
-			firstResidual = append(firstResidual, r)
-		}
 	}
 	f.AtGatewayMs, f.ResidualMs = nearestRank(atGateway), nearestRank(residual)
 	if len(residual) < minSamples { // no gateway times: the whole latency less rtt
 		residual = serverTimes(allAdmitted, rtt)
 	}
 	f.Network.ServerTime = fitLognormal(residual)
-
-	// Variant: first attempts apart.
-	f.NetworkWithFirst = f.Network
-	if len(firstRejected) >= minSamples && len(rejected) >= minSamples {
-		firstRTT := fitLognormal(firstRejected)
-		f.NetworkWithFirst.RTT, f.NetworkWithFirst.FirstRTT = fitLognormal(rejected), &firstRTT
-	}
-	if len(firstResidual) >= minSamples {
-		d := fitLognormal(firstResidual)
-		f.NetworkWithFirst.FirstServerTime = &d
-	}
 
 	// Variant: the measured legs around the decision.
 	f.NetworkWithLegs = f.Network
@@ -238,7 +242,7 @@ func fitCapacity(f *Fit, claimsPerRun [][]Claim, rejectsPerRun [][]float64) *mod
 // handshakes whose decision is known, first attempts apart when both kinds
 // have enough samples, and records the legs' quantiles in f.
 func fitLegs(f *Fit, handshakes []Handshake) {
-	var firstOut, out, firstBack, back, firstAdmittedOut, admittedOut []float64
+	var firstOut, out, firstBack, back, firstAdmittedOut, admittedOut, lags []float64
 	for _, h := range handshakes {
 		switch {
 		case h.OutMs == nil:
@@ -249,12 +253,14 @@ func fitLegs(f *Fit, handshakes []Handshake) {
 		case h.Attempt == 1:
 			firstOut, firstBack = append(firstOut, *h.OutMs), append(firstBack, h.LatencyMs-*h.OutMs)
 		default:
-			out, back = append(out, *h.OutMs), append(back, h.LatencyMs-*h.OutMs)
+			out, back = append(out, *h.OutMs+h.lagMs), append(back, h.LatencyMs-*h.OutMs)
+			lags = append(lags, h.lagMs)
 		}
 	}
 	f.FirstOutMs, f.OutMs, f.FirstBackMs, f.BackMs = nearestRank(firstOut), nearestRank(out), nearestRank(firstBack), nearestRank(back)
 	f.FirstAdmittedOutMs, f.AdmittedOutMs = nearestRank(firstAdmittedOut), nearestRank(admittedOut)
 	f.FirstLegs, f.Legs = len(firstOut), len(out)
+	f.RetryLagMs = nearestRank(lags)
 	if len(firstOut) < minSamples || len(out) < minSamples {
 		out, back = append(out, firstOut...), append(back, firstBack...)
 		firstOut = nil
@@ -381,8 +387,59 @@ func fitLognormal(samples []float64) models.Distribution {
 
 // durationMs converts float milliseconds to a duration rounded to the
 // microsecond, so that fitted parameters print readably.
+// empiricalPoints is how many quantiles fitEmpirical keeps at most: every
+// percentile.
+const empiricalPoints = 101
+
+// fitEmpirical is the empirical distribution of samples (ms, at least 2):
+// n points, n the number of samples up to empiricalPoints, point i the
+// sorted samples' quantile at i/(n-1) interpolated between order
+// statistics (the usual h = p(m-1) rule for m samples), so with up to
+// empiricalPoints samples the points are the samples themselves.
+func fitEmpirical(samples []float64) models.Distribution {
+	sorted := slices.Sorted(slices.Values(samples))
+	n := min(len(sorted), empiricalPoints)
+	points := make([]time.Duration, n)
+	for i := range points {
+		h := float64(i) * float64(len(sorted)-1) / float64(n-1)
+		lo := min(int(h), len(sorted)-2)
+		points[i] = durationMs(sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo]))
+	}
+	return models.Distribution{Dist: "empirical", Points: points}
+}
+
 func durationMs(v float64) time.Duration {
 	return time.Duration(math.Round(v*1000)) * time.Microsecond
 }
 
 func roundTo(v, step float64) float64 { return math.Round(v/step) * step }
+
+// fitFirstArrival pools the runs' first-arrival delays into f.FirstArrival
+// (see RealRun.FirstArrivalMs).
+func (f *Fit) fitFirstArrival(runs []*RealRun) {
+	var all []float64
+	f.FirstArrivalRuns = nil
+	for _, r := range runs {
+		all = append(all, r.FirstArrivalMs...)
+		var d *models.Distribution
+		if len(r.FirstArrivalMs) >= minSamples {
+			e := fitEmpirical(r.FirstArrivalMs)
+			d = &e
+		}
+		f.FirstArrivalRuns = append(f.FirstArrivalRuns, d)
+	}
+	f.FirstArrivalMs, f.FirstArrival = nearestRank(all), nil
+	if len(all) >= minSamples {
+		d := fitEmpirical(all)
+		f.FirstArrival = &d
+	}
+}
+
+// fitShared sets f.SharedEvery from the runs' measurements.
+func (f *Fit) fitShared(runs []*RealRun) {
+	f.SharedEveryMsRuns = nil
+	for _, r := range runs {
+		f.SharedEveryMsRuns = append(f.SharedEveryMsRuns, r.SharedEveryMs)
+	}
+	f.SharedEvery = durationMs(median(f.SharedEveryMsRuns))
+}

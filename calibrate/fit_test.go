@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestFitCapacity(t *testing.T) {
 	fixed := func(ms float64) models.Distribution {
 		return models.Distribution{Dist: "fixed", Value: time.Duration(ms * float64(time.Millisecond))}
 	}
-	if f.Network.RTT != fixed(2) || f.Network.ServerTime != fixed(8) || f.Network.FirstRTT != nil || f.Network.FirstServerTime != nil {
+	if !reflect.DeepEqual(f.Network.RTT, fixed(2)) || !reflect.DeepEqual(f.Network.ServerTime, fixed(8)) || f.Network.FirstRTT != nil || f.Network.FirstServerTime != nil {
 		t.Errorf("network %+v, want rtt fixed 2ms, server_time fixed 8ms, no first-attempt parts", f.Network)
 	}
 	// Without a backlog there is no capacity.
@@ -201,7 +202,7 @@ func TestFitLegs(t *testing.T) {
 		got  *models.Distribution
 		want models.Distribution
 	}{{"first_out", n.FirstOutLeg, fixed(80)}, {"first_back", n.FirstBackLeg, fixed(20)}, {"out", n.OutLeg, fixed(30)}, {"back", n.BackLeg, fixed(5)}} {
-		if c.got == nil || *c.got != c.want {
+		if c.got == nil || !reflect.DeepEqual(*c.got, c.want) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
@@ -235,12 +236,37 @@ func TestFitLegsServerTime(t *testing.T) {
 		admitted(150, 45, 400), admitted(150, 45, 400), admitted(150, 45, 400), {Attempt: 2, Status: 101, LatencyMs: 900}}
 	var f Fit
 	fitLegs(&f, hs)
-	if got := f.NetworkWithLegs.ServerTime; got != (models.Distribution{Dist: "fixed", Value: 200 * time.Millisecond}) {
+	if got := f.NetworkWithLegs.ServerTime; !reflect.DeepEqual(got, models.Distribution{Dist: "fixed", Value: 200 * time.Millisecond}) {
 		t.Errorf("server_time with legs = %v, want fixed 200ms", got)
 	}
 	var floored Fit
 	fitLegs(&floored, append(hs[:3:3], admitted(150, 45, 190), admitted(150, 45, 190), admitted(150, 45, 190)))
-	if got := floored.NetworkWithLegs.ServerTime; got != (models.Distribution{Dist: "fixed", Value: minServerTime}) {
+	if got := floored.NetworkWithLegs.ServerTime; !reflect.DeepEqual(got, models.Distribution{Dist: "fixed", Value: minServerTime}) {
 		t.Errorf("server_time with legs, residual below 0 = %v, want fixed %v", got, minServerTime)
+	}
+}
+
+// TestFitEmpirical: up to 101 samples the points are the sorted samples;
+// with 201 samples 0..200 ms (any order) point i is the quantile at i/100,
+// order statistic 2i: i*2 ms.
+func TestFitEmpirical(t *testing.T) {
+	ms := time.Millisecond
+	got := fitEmpirical([]float64{30, 10, 40, 20.5})
+	want := models.Distribution{Dist: "empirical", Points: []time.Duration{10 * ms, 20500 * time.Microsecond, 30 * ms, 40 * ms}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fitEmpirical(4 samples) = %v, want %v", got, want)
+	}
+	var many []float64
+	for v := 200; v >= 0; v-- {
+		many = append(many, float64(v))
+	}
+	got = fitEmpirical(many)
+	if len(got.Points) != empiricalPoints || got.Validate() != nil {
+		t.Fatalf("fitEmpirical(201 samples): %d points, %v", len(got.Points), got.Validate())
+	}
+	for i, p := range got.Points {
+		if p != time.Duration(2*i)*ms {
+			t.Errorf("point %d = %v, want %v", i, p, time.Duration(2*i)*ms)
+		}
 	}
 }

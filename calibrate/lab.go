@@ -68,13 +68,21 @@ type RealRun struct {
 	// SIGKILL until its first attempt was sent, less the policy's own
 	// initial wait: the real detection delay, the client's own scheduling
 	// included.
-	NoticeMs            Quantiles `json:"notice_ms"`
-	StartDelaysMs       []float64 `json:"start_delays_ms"`
-	Gateway429          int64     `json:"gateway_429"`           // gw-b's rejected{reason="429"} counter
-	GatewayAdmitted     int64     `json:"gateway_admitted"`      // gw-b's admitted counter
-	GatewayPeakAccepted int64     `json:"gateway_peak_accepted"` // gw-b's most admissions in any window-long interval, from its own decision times
-	RoutesOnSurvivor    int64     `json:"routes_on_survivor"`    // clients' routes on gw-b after the storm
-	Head                int64     `json:"head"`                  // the conversation's head
+	NoticeMs      Quantiles `json:"notice_ms"`
+	StartDelaysMs []float64 `json:"start_delays_ms"`
+	// FirstArrivalMs is, per client whose first attempt's decision is
+	// known, the time from the SIGKILL to gw-b deciding that attempt, less
+	// the client's initial wait: its start delay plus the attempt's out
+	// leg, measured as one (see firstArrivals).
+	FirstArrivalMs []float64 `json:"first_arrival_ms"`
+	// SharedEveryMs is how long the delay to gw-b was common to every
+	// request in this run (fitSharedEvery).
+	SharedEveryMs       float64 `json:"shared_every_ms"`
+	Gateway429          int64   `json:"gateway_429"`           // gw-b's rejected{reason="429"} counter
+	GatewayAdmitted     int64   `json:"gateway_admitted"`      // gw-b's admitted counter
+	GatewayPeakAccepted int64   `json:"gateway_peak_accepted"` // gw-b's most admissions in any window-long interval, from its own decision times
+	RoutesOnSurvivor    int64   `json:"routes_on_survivor"`    // clients' routes on gw-b after the storm
+	Head                int64   `json:"head"`                  // the conversation's head
 
 	Drain *DrainRun `json:"drain,omitempty"`
 
@@ -108,6 +116,15 @@ type Handshake struct {
 	OutMs *float64 `json:"out_ms,omitempty"`
 
 	sent time.Time // when the client sent it
+	// startMs, for a client's first attempt after the kill, is its start
+	// delay (sent - SIGKILL - the client's initial wait); hasStart says so.
+	startMs  float64
+	hasStart bool
+	// lagMs, for a retry, is how much later than the client planned it was
+	// sent: sent - (the previous attempt's answer + the wait then chosen),
+	// the client's own delay in waking up (its timer and its turn for a
+	// CPU), which the model's out leg, starting when the wait ends, holds.
+	lagMs float64
 }
 
 // Quantiles are nearest-rank quantiles in milliseconds.
@@ -299,6 +316,8 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	}
 	attachGatewayTimes(res.Handshakes, res.Claims)
 	attachOutLegs(res.Handshakes, dec, crashFrom)
+	res.FirstArrivalMs = firstArrivals(res.Handshakes)
+	res.SharedEveryMs = ms(fitSharedEvery(res.Handshakes))
 	if st, ok := measureStall(res.Handshakes, res.Claims, res.RejectsMs, crashFrom); ok {
 		res.Stall = &st
 	}
@@ -451,6 +470,7 @@ func crashTimes(events []client.Event, killedAt time.Time) phaseTimes {
 	noticed := map[int]bool{}
 	wait := map[int]time.Duration{} // initial wait of the client's drop round
 	started := map[int]bool{}
+	planned := map[int]time.Time{} // when the client's next attempt was due
 	for _, ev := range events {
 		if ev.Time.Before(killedAt) {
 			continue
@@ -471,17 +491,39 @@ func crashTimes(events []client.Event, killedAt time.Time) phaseTimes {
 				wait[ev.Client] = ev.Wait
 			}
 		case client.EventAttempt:
+			h := Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
+				Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent)), sent: ev.Sent}
+			if due, ok := planned[ev.Client]; ok && ev.Attempt > 1 {
+				h.lagMs = max(ms(ev.Sent.Sub(due)), 0)
+			}
+			planned[ev.Client] = ev.Answered.Add(ev.Wait)
 			if w, ok := wait[ev.Client]; ok && !started[ev.Client] {
 				started[ev.Client] = true
-				t.start = append(t.start, ms(ev.Sent.Sub(killedAt)-w))
+				h.startMs, h.hasStart = ms(ev.Sent.Sub(killedAt)-w), true
+				t.start = append(t.start, h.startMs)
 			}
 			if ev.Status != 0 {
-				t.handshakes = append(t.handshakes, Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
-					Status: ev.Status, LatencyMs: ms(ev.Answered.Sub(ev.Sent)), sent: ev.Sent})
+				t.handshakes = append(t.handshakes, h)
 			}
 		}
 	}
 	return t
+}
+
+// firstArrivals lists, for each first attempt with a known start delay and
+// out leg (attachOutLegs has run), its start delay plus its out leg. On a
+// loaded machine a client's detection and its first request's way to the
+// decision are slow together, for every client at once; measured as one
+// delay, their sum keeps that, where two independent draws would spread
+// the first wave out.
+func firstArrivals(hs []Handshake) []float64 {
+	var out []float64
+	for _, h := range hs {
+		if h.hasStart && h.OutMs != nil {
+			out = append(out, h.startMs+*h.OutMs)
+		}
+	}
+	return out
 }
 
 // sentTimes maps every attempt in events to when it was sent.

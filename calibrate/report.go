@@ -83,6 +83,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		describeDistPtr(f.NetworkWithLegs.BackLeg), describeDistPtr(f.NetworkWithLegs.FirstOutLeg), describeDistPtr(f.NetworkWithLegs.FirstBackLeg))
 	fmt.Fprintf(b, "               server time with legs %s  (admitted latency - own out leg - time at gw-b - median back: p50 %s p90 %s)\n",
 		describeDist(f.NetworkWithLegs.ServerTime), fmtMs(f.LegsResidualMs.P50), fmtMs(f.LegsResidualMs.P90))
+	fmt.Fprintf(b, "  first wave   detection %s  (per client: kill to its first attempt's decision, less its initial wait: p50 %s p90 %s max %s)\n",
+		describeDistPtr(f.FirstArrival), fmtMs(f.FirstArrivalMs.P50), fmtMs(f.FirstArrivalMs.P90), fmtMs(f.FirstArrivalMs.Max))
+	fmt.Fprintf(b, "  shared       shared_every %v  (per run: %s ms; retries sent late against their plan by p50 %s p90 %s)\n",
+		f.SharedEvery, fmtList(f.SharedEveryMsRuns), fmtMs(f.RetryLagMs.P50), fmtMs(f.RetryLagMs.P90))
 	fmt.Fprintf(b, "  stall        %s  (gw-b's first decision after the kill per run: %s ms; over the earliest arrival: %s ms, fitted %s)\n",
 		describeDistPtr(f.Stall), fmtList(f.StallEndsMs), fmtList(f.StallExcessMs), describeDistPtr(f.StallExcess))
 	fmt.Fprintf(b, "  decide_per_s %.0f/s, after the stall %.0f/s  (gw-b's decisions / its busy time per run: %s; after the stall: %s)\n",

@@ -125,18 +125,21 @@ func TestPeakInWindow(t *testing.T) {
 
 // TestCrashTimes: the closed event belongs to the start round but counts as
 // the notice; the start delay is the first attempt's send less the
-// initial wait; latencies are kept with the attempt number.
+// initial wait (45 - 30 = 15 ms); latencies are kept with the attempt
+// number; the retry, due at the 429's answer plus the 200 ms wait then
+// chosen (247 ms), was sent 3 ms late.
 func TestCrashTimes(t *testing.T) {
 	events := []client.Event{
 		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundStart, Time: at(-500), Sent: at(-510), Answered: at(-500), Status: 101, Attempt: 1},
 		{Kind: client.EventClosed, Client: 0, RoundKind: client.RoundStart, Time: at(12)},
 		{Kind: client.EventRound, Client: 0, RoundKind: client.RoundDrop, Time: at(12), Wait: 30 * time.Millisecond},
-		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(47), Sent: at(45), Answered: at(47), Status: 429, Attempt: 1},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(47), Sent: at(45), Answered: at(47), Status: 429, Attempt: 1, Wait: 200 * time.Millisecond},
 		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(260), Sent: at(250), Answered: at(260), Status: 101, Attempt: 2},
 	}
 	got := crashTimes(events, origin)
 	want := phaseTimes{notice: []float64{12}, start: []float64{15},
-		handshakes: []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2, sent: at(45)}, {Attempt: 2, Status: 101, LatencyMs: 10, sent: at(250)}}}
+		handshakes: []Handshake{{Attempt: 1, Status: 429, LatencyMs: 2, sent: at(45), startMs: 15, hasStart: true},
+			{Attempt: 2, Status: 101, LatencyMs: 10, sent: at(250), lagMs: 3}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("crashTimes = %+v\nwant         %+v", got, want)
 	}

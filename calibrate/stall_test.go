@@ -65,6 +65,20 @@ func TestFitStall(t *testing.T) {
 	}
 }
 
+// seedLabModels are fittedModels of the seed lab under f.
+func seedLabModels(t *testing.T, f Fit) []labelled {
+	t.Helper()
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted, err := fittedModels(s, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fitted
+}
+
 // TestStallRetryLegsVariant: the variant "stall + retry legs" is the fitted
 // capacity with the fitted stall, and the measured legs with the first
 // attempts' own legs dropped (the stall stands for them); "calibrated +
@@ -77,28 +91,82 @@ func TestStallRetryLegsVariant(t *testing.T) {
 		Detection: models.DetectionSpec{Kind: "reset"}}
 	f.NetworkWithLegs.OutLeg, f.NetworkWithLegs.BackLeg = fixed(10), fixed(2)
 	f.NetworkWithLegs.FirstOutLeg, f.NetworkWithLegs.FirstBackLeg = fixed(250), fixed(1)
-	s, err := config.Load("../configs/seed-lab.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fitted, err := fittedModels(s, f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fitted := seedLabModels(t, f)
 	byLabel := map[string]labelled{}
 	for _, m := range fitted {
 		byLabel[m.label] = m
 	}
-	v, legs := byLabel[LabelStallRetryLegs].s, byLabel[LabelWithLegs].s
+	v, legs := byLabel[LabelStallLegs].s, byLabel[LabelWithLegs].s
 	if v == nil || legs == nil {
-		t.Fatalf("variants %q and %q missing", LabelStallRetryLegs, LabelWithLegs)
+		t.Fatalf("variants %q and %q missing", LabelStallLegs, LabelWithLegs)
 	}
 	if !reflect.DeepEqual(v.Capacity.Stall, fixed(120)) || v.Network.FirstOutLeg != nil || v.Network.FirstBackLeg != nil ||
 		!reflect.DeepEqual(v.Network.OutLeg, fixed(10)) || !reflect.DeepEqual(v.Network.BackLeg, fixed(2)) {
-		t.Errorf("%s: stall %v, legs out %v back %v first out %v first back %v; want 120ms, 10ms, 2ms, none, none", LabelStallRetryLegs,
+		t.Errorf("%s: stall %v, legs out %v back %v first out %v first back %v; want 120ms, 10ms, 2ms, none, none", LabelStallLegs,
 			v.Capacity.Stall, v.Network.OutLeg, v.Network.BackLeg, v.Network.FirstOutLeg, v.Network.FirstBackLeg)
 	}
 	if legs.Capacity.Stall != nil || !reflect.DeepEqual(legs.Network.FirstOutLeg, fixed(250)) {
 		t.Errorf("%s: stall %v, first out %v; want none, 250ms", LabelWithLegs, legs.Capacity.Stall, legs.Network.FirstOutLeg)
+	}
+}
+
+// TestCalibratedSections: the pooled calibrated model takes its detection
+// delay from the first arrivals, gives first attempts no out leg of their
+// own (their first-arrival delay holds it) but their measured way back,
+// retries the measured legs, shared every SharedEvery; its unshared
+// variant differs only there.
+func TestCalibratedSections(t *testing.T) {
+	fixed := func(ms int) *models.Distribution {
+		return &models.Distribution{Dist: "fixed", Value: time.Duration(ms) * time.Millisecond}
+	}
+	arrival := models.Distribution{Dist: "empirical", Points: []time.Duration{10 * time.Millisecond, 300 * time.Millisecond}}
+	f := Fit{Capacity: &models.CapacitySpec{AdmitPerS: 500, Decide: models.DecideOnArrival}, FirstArrival: &arrival,
+		SharedEvery: 25 * time.Millisecond, Detection: models.DetectionSpec{Kind: "reset"}}
+	f.NetworkWithLegs.OutLeg, f.NetworkWithLegs.BackLeg = fixed(10), fixed(2)
+	f.NetworkWithLegs.FirstOutLeg, f.NetworkWithLegs.FirstBackLeg = fixed(250), fixed(7)
+	fitted := seedLabModels(t, f)
+	pooled, unshared := fitted[0], fitted[1]
+	if pooled.label != LabelPooled || unshared.label != LabelUnshared {
+		t.Fatalf("first models %q, %q", pooled.label, unshared.label)
+	}
+	n, d := pooled.s.Network, pooled.s.Detection
+	if !reflect.DeepEqual(d.Delay, arrival) || !n.FirstOutLeg.IsZero() || !reflect.DeepEqual(n.FirstBackLeg, fixed(7)) ||
+		!reflect.DeepEqual(n.OutLeg, fixed(10)) || !reflect.DeepEqual(n.BackLeg, fixed(2)) || n.SharedEvery != 25*time.Millisecond {
+		t.Errorf("pooled: detection %v, network %+v", d.Delay, n)
+	}
+	if u := unshared.s.Network; u.SharedEvery != 0 || !reflect.DeepEqual(u.OutLeg, n.OutLeg) {
+		t.Errorf("unshared: network %+v", u)
+	}
+}
+
+// TestPerRunModel: each run is fitted alone, so run 1's clients (first
+// arrivals all 100 ms) and run 2's (all 300 ms) keep their own first
+// waves, and replication r takes run r mod 2's.
+func TestPerRunModel(t *testing.T) {
+	run := func(arrivalMs float64) *RealRun {
+		r := &RealRun{StartDelaysMs: []float64{5, 5, 5}}
+		for range 3 {
+			out := 20.0
+			r.Handshakes = append(r.Handshakes, Handshake{Attempt: 2, Status: 429, LatencyMs: 25, OutMs: &out},
+				Handshake{Attempt: 1, Status: 101, LatencyMs: 30})
+			r.FirstArrivalMs = append(r.FirstArrivalMs, arrivalMs) // every client alike
+		}
+		return r
+	}
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := perRunModel(s, []*RealRun{run(100), run(300)}, LabelPooled, LabelCalibrated)
+	if !ok || m.label != LabelCalibrated || len(m.scenarios()) != 2 {
+		t.Fatalf("perRunModel: ok %v, %q, %d scenarios", ok, m.label, len(m.scenarios()))
+	}
+	for k, want := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
+		if d := m.scenarios()[k].Detection.Delay; d.Dist != "empirical" || d.Points[0] != want || d.Upper() != want {
+			t.Errorf("run %d: first arrival %v, want all %v", k+1, d, want)
+		}
+	}
+	if _, ok := perRunModel(s, []*RealRun{run(100), {}}, LabelPooled, LabelCalibrated); ok {
+		t.Error("a run with nothing to fit gave a per-run model")
 	}
 }
