@@ -22,8 +22,8 @@ var sharedGapsMs = []float64{2, 5, 10, 25, 50, 100, 250}
 // is at most half the median
 // over all pairs: retries sent that close are at least twice as alike as
 // any two. 0 when even the narrowest bin is not, or with fewer than 3
-// retries. On a quiet machine (the 60-client lab) it comes out at 0-5 ms;
-// at 1,000 clients on 2 cores, at 25-100 ms.
+// retries. Measured here: 0-10 ms per run at 60 clients, on legs of 1-6
+// ms; 2-100 ms at 1,000 clients on 2 cores, on legs of tens of ms.
 func fitSharedEvery(hs []Handshake) time.Duration {
 	type retry struct{ sentMs, outMs float64 }
 	var rs []retry
