@@ -103,6 +103,8 @@ type MetricComparison struct {
 	SimMean  float64   `json:"sim_mean"`
 	SimLo    float64   `json:"sim_lo"` // 2.5th percentile of the replications
 	SimHi    float64   `json:"sim_hi"` // 97.5th percentile
+	SimMin   float64   `json:"sim_min"` // smallest replication value
+	SimMax   float64   `json:"sim_max"` // largest
 	// SimTwin is the mean of the replications with the real runs' own seeds:
 	// the same draws as the real clients made; TwinRelError is (SimTwin -
 	// Real) / Real. With latency the twin's storm still diverges from the
@@ -149,6 +151,7 @@ func compareMetrics(runs []*RealRun, reps []sim.Result) []MetricComparison {
 		c := MetricComparison{Metric: d.name, Unit: d.unit, Real: stat.Mean(realVals, nil), RealRuns: realVals,
 			SimMean: stat.Mean(simVals, nil), SimTwin: stat.Mean(twins, nil)}
 		c.SimLo, c.SimHi = interval(simVals)
+		c.SimMin, c.SimMax = slices.Min(simVals), slices.Max(simVals)
 		c.RealPercentile = percentileOf(c.Real, simVals)
 		c.RelError, c.TwinRelError = relError(c.SimMean, c.Real), relError(c.SimTwin, c.Real)
 		c.Inside = c.SimLo <= c.Real && c.Real <= c.SimHi

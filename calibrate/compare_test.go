@@ -63,7 +63,7 @@ func TestIntervalPercentileRelError(t *testing.T) {
 
 // TestCompareMetricsAgainstReplications: real 100 attempts against
 // replications of 90, 100, 110, 120: mean 105 (+5%), twin (replication 0,
-// seed of real run 1) 90, inside [90, 120].
+// seed of real run 1) 90, inside [90, 120], which is also the spread.
 func TestCompareMetricsAgainstReplications(t *testing.T) {
 	real := []*RealRun{{Crash: storm.Summary{Attempts: 100, ConvergenceMs: 1000}}}
 	var reps []sim.Result
@@ -82,7 +82,7 @@ func TestCompareMetricsAgainstReplications(t *testing.T) {
 	}
 	a := find("attempts")
 	if a.Real != 100 || a.SimMean != 105 || math.Abs(a.RelError-0.05) > 1e-12 || a.SimTwin != 90 ||
-		a.SimLo != 90 || a.SimHi != 120 || !a.Inside || a.Pass == nil || !*a.Pass {
+		a.SimLo != 90 || a.SimHi != 120 || a.SimMin != 90 || a.SimMax != 120 || !a.Inside || a.Pass == nil || !*a.Pass {
 		t.Errorf("attempts = %+v", a)
 	}
 	if c := find("convergence_ms"); c.Pass == nil || *c.Pass || c.Inside {
