@@ -101,8 +101,8 @@ type MetricComparison struct {
 	Real     float64   `json:"real"`      // mean over the real runs
 	RealRuns []float64 `json:"real_runs"` // each real run's value
 	SimMean  float64   `json:"sim_mean"`
-	SimLo    float64   `json:"sim_lo"` // 2.5th percentile of the replications
-	SimHi    float64   `json:"sim_hi"` // 97.5th percentile
+	SimLo    float64   `json:"sim_lo"`  // 2.5th percentile of the replications
+	SimHi    float64   `json:"sim_hi"`  // 97.5th percentile
 	SimMin   float64   `json:"sim_min"` // smallest replication value
 	SimMax   float64   `json:"sim_max"` // largest
 	// SimTwin is the mean of the replications with the real runs' own seeds:
