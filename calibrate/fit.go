@@ -103,14 +103,11 @@ type Fit struct {
 	Network   models.NetworkSpec   `json:"network"`
 	Detection models.DetectionSpec `json:"detection"`
 	// FirstArrival is the empirical distribution of the real runs'
-	// first-arrival delays, pooled (RealRun.FirstArrivalMs): the detection
-	// delay of the variant that takes the first wave as measured (its first
-	// attempts then have no out leg of their own); nil with too few.
+	// first-arrival delays, pooled (RealRun.FirstArrivalMs): the calibrated
+	// detection delay (first attempts then have no out leg of their own);
+	// nil with too few.
 	FirstArrivalMs Quantiles            `json:"first_arrival_ms"`
 	FirstArrival   *models.Distribution `json:"first_arrival"`
-	// FirstArrivalRuns are the same per real run (nil where a run has too
-	// few): a variant draws replication r's first wave from run r mod K.
-	FirstArrivalRuns []*models.Distribution `json:"-"`
 	// SharedEvery is network.shared_every: the median over the runs of
 	// each run's measurement (RealRun.SharedEveryMs, fitSharedEvery).
 	SharedEvery       time.Duration `json:"shared_every"`
@@ -123,18 +120,17 @@ type Fit struct {
 	NetworkWithLegs models.NetworkSpec `json:"network_with_legs"`
 	// The survivor's stall after the kill, per run (Stall): its end, gw-b's
 	// first decision, and its excess over the earliest possible arrival
-	// (ms); Stall fitted to the ends is capacity.stall in the variant
-	// "calibrated + stall", StallExcess fitted to the excesses in
-	// "calibrated + stall excess" (nil: no stall seen).
+	// (ms); Stall fitted to the ends is capacity.stall in the variants
+	// LabelWithStall and LabelStallLegs; StallExcess, fitted to the
+	// excesses, is reported only (nil: no stall seen).
 	StallEndsMs   []float64            `json:"stall_ends_ms"`
 	StallExcessMs []float64            `json:"stall_excess_ms"`
 	Stall         *models.Distribution `json:"stall"`
 	StallExcess   *models.Distribution `json:"stall_excess"`
 	// The survivor's decision rate while a backlog waits (Backlog), per
-	// run and pooled: capacity.decide_per_s in the variant "calibrated +
-	// decision backlog"; the after-stall rate, busy time counted from the
-	// first decision, in "calibrated + stall + decision backlog" (0: no
-	// backlog seen).
+	// run and pooled: capacity.decide_per_s in the variant
+	// LabelWithBacklog; the after-stall rate, busy time counted from the
+	// first decision, is reported only (0: no backlog seen).
 	DecidePerSRuns           []float64 `json:"decide_per_s_runs"`
 	DecideAfterStallPerSRuns []float64 `json:"decide_after_stall_per_s_runs"`
 	DecidePerS               float64   `json:"decide_per_s"`
@@ -418,15 +414,8 @@ func roundTo(v, step float64) float64 { return math.Round(v/step) * step }
 // (see RealRun.FirstArrivalMs).
 func (f *Fit) fitFirstArrival(runs []*RealRun) {
 	var all []float64
-	f.FirstArrivalRuns = nil
 	for _, r := range runs {
 		all = append(all, r.FirstArrivalMs...)
-		var d *models.Distribution
-		if len(r.FirstArrivalMs) >= minSamples {
-			e := fitEmpirical(r.FirstArrivalMs)
-			d = &e
-		}
-		f.FirstArrivalRuns = append(f.FirstArrivalRuns, d)
 	}
 	f.FirstArrivalMs, f.FirstArrival = nearestRank(all), nil
 	if len(all) >= minSamples {

@@ -81,8 +81,8 @@ func seedLabModels(t *testing.T, f Fit) []labelled {
 
 // TestStallRetryLegsVariant: the variant "stall + retry legs" is the fitted
 // capacity with the fitted stall, and the measured legs with the first
-// attempts' own legs dropped (the stall stands for them); "calibrated +
-// measured legs" keeps them and has no stall.
+// attempts' own legs dropped (the stall stands for them); "measured legs,
+// first attempts apart" keeps them and has no stall.
 func TestStallRetryLegsVariant(t *testing.T) {
 	fixed := func(ms int) *models.Distribution {
 		return &models.Distribution{Dist: "fixed", Value: time.Duration(ms) * time.Millisecond}
