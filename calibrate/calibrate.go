@@ -135,9 +135,9 @@ type Simulation struct {
 
 // FittedSections are the fitted sections of one scenario.
 type FittedSections struct {
-	Capacity  *models.CapacitySpec  `json:"capacity"`
-	Network   *models.NetworkSpec   `json:"network"`
-	Detection *models.DetectionSpec `json:"detection"`
+	Capacity  *models.CapacitySpec  `json:"capacity"`  // nil: no backlog seen in the run
+	Network   *models.NetworkSpec   `json:"network"`   // durations in the spec's own units
+	Detection *models.DetectionSpec `json:"detection"` // the run's first arrivals
 }
 
 // Agreement is one tolerance check of a simulation against the real runs.

@@ -106,12 +106,12 @@ type Fit struct {
 	// first-arrival delays, pooled (RealRun.FirstArrivalMs): the calibrated
 	// detection delay (first attempts then have no out leg of their own);
 	// nil with too few.
-	FirstArrivalMs Quantiles            `json:"first_arrival_ms"`
+	FirstArrivalMs Quantiles            `json:"first_arrival_ms"` // ms
 	FirstArrival   *models.Distribution `json:"first_arrival"`
 	// SharedEvery is network.shared_every: the median over the runs of
 	// each run's measurement (RealRun.SharedEveryMs, fitSharedEvery).
 	SharedEvery       time.Duration `json:"shared_every"`
-	SharedEveryMsRuns []float64     `json:"shared_every_ms_runs"`
+	SharedEveryMsRuns []float64     `json:"shared_every_ms_runs"` // each run's, ms
 	// NetworkOnly is the network fitted without a capacity (the whole
 	// admitted latency less the median rtt as server time): a variant.
 	NetworkOnly models.NetworkSpec `json:"network_only"`
