@@ -136,7 +136,7 @@ type Simulation struct {
 // FittedSections are the fitted sections of one scenario.
 type FittedSections struct {
 	Capacity  *models.CapacitySpec  `json:"capacity"`  // nil: no backlog seen in the run
-	Network   *models.NetworkSpec   `json:"network"`   // durations in the spec's own units
+	Network   *models.NetworkSpec   `json:"network"`   // the run's legs, server time and shared_every
 	Detection *models.DetectionSpec `json:"detection"` // the run's first arrivals
 }
 
