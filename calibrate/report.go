@@ -74,7 +74,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		describeDist(f.Network.ServerTime), fmtMs(f.ResidualMs.P50), fmtMs(f.ResidualMs.P90), fmtMs(f.AtGatewayMs.P50), fmtMs(f.AtGatewayMs.P90),
 		fmtMs(f.FirstAdmittedMs.P50), fmtMs(f.AdmittedMs.P50))
 	fmt.Fprintf(b, "  reject_time  %s\n", describeDistPtr(f.Network.RejectTime))
-	fmt.Fprintf(b, "  legs         rejected, send to decision: first p50 %s p90 %s, later p50 %s p90 %s; decision to answer: first p50 %s p90 %s, later p50 %s p90 %s (%d first, %d later)\n",
+	fmt.Fprintf(b, "  legs         rejected, to decision: first from send p50 %s p90 %s, later from when due p50 %s p90 %s; decision to answer: first p50 %s p90 %s, later p50 %s p90 %s (%d first, %d later)\n",
 		fmtMs(f.FirstOutMs.P50), fmtMs(f.FirstOutMs.P90), fmtMs(f.OutMs.P50), fmtMs(f.OutMs.P90),
 		fmtMs(f.FirstBackMs.P50), fmtMs(f.FirstBackMs.P90), fmtMs(f.BackMs.P50), fmtMs(f.BackMs.P90), f.FirstLegs, f.Legs)
 	fmt.Fprintf(b, "               admitted, send to decision: first p50 %s p90 %s, later p50 %s p90 %s\n",
@@ -91,7 +91,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		describeDistPtr(f.Stall), fmtList(f.StallEndsMs), fmtList(f.StallExcessMs), describeDistPtr(f.StallExcess))
 	fmt.Fprintf(b, "  decide_per_s %.0f/s, after the stall %.0f/s  (gw-b's decisions / its busy time per run: %s; after the stall: %s)\n",
 		f.DecidePerS, f.DecideAfterStallPerS, fmtList(f.DecidePerSRuns), fmtList(f.DecideAfterStallPerSRuns))
-	fmt.Fprintf(b, "  detection    %s  (first attempt after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
+	fmt.Fprintf(b, "  detection    %s  (the rtt variants': first attempt sent after the SIGKILL, less the initial wait: p50 %s, max %s)\n",
 		describeDist(f.Detection.Delay), fmtMs(f.StartDelayMs.P50), fmtMs(f.StartDelayMs.Max))
 	for _, sm := range r.Simulations {
 		fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications; twin: the replications with the real runs' seeds)\n", sm.Label)
