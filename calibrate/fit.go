@@ -77,11 +77,12 @@ type Fit struct {
 	AdmitGaps   int     `json:"admit_gaps"`
 	RejectGapMs float64 `json:"reject_gap_ms"`
 	RejectGaps  int     `json:"reject_gaps"`
-	// The legs of a handshake around gw-b's decision (Handshake.OutMs):
-	// out from the send to the decision, back from the decision to the
-	// answer; of rejected handshakes (FirstLegs and Legs of them), and for
-	// comparison the out legs of admitted ones (placed by decisionsOf's
-	// clock, so less certain).
+	// The legs of a handshake around gw-b's decision (Handshake.OutMs), in
+	// ms: out to the decision, from the send for a first attempt and from
+	// when it was due for a retry (RetryLagMs), back from the decision to
+	// the answer; of rejected handshakes (FirstLegs and Legs of them), and
+	// for comparison the out legs of admitted ones from their send (placed
+	// by decisionsOf's clock, so less certain).
 	FirstOutMs         Quantiles `json:"first_rejected_out_ms"`
 	OutMs              Quantiles `json:"rejected_out_ms"`
 	FirstBackMs        Quantiles `json:"first_rejected_back_ms"`
