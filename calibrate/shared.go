@@ -27,17 +27,10 @@ var sharedGapsMs = []float64{2, 5, 10, 25, 50, 100, 250}
 func fitSharedEvery(hs []Handshake) time.Duration {
 	type retry struct{ sentMs, outMs float64 }
 	var rs []retry
-	var origin time.Time
 	for _, h := range hs {
 		if h.Attempt > 1 && h.Status == protocol.StatusTooManyRequests && h.OutMs != nil {
-			if origin.IsZero() || h.sent.Before(origin) {
-				origin = h.sent
-			}
-		}
-	}
-	for _, h := range hs {
-		if h.Attempt > 1 && h.Status == protocol.StatusTooManyRequests && h.OutMs != nil {
-			rs = append(rs, retry{ms(h.sent.Sub(origin)), *h.OutMs + h.lagMs})
+			// Only gaps between sends count; Unix ms keep microseconds.
+			rs = append(rs, retry{float64(h.sent.UnixNano()) / 1e6, *h.OutMs + h.lagMs})
 		}
 	}
 	if len(rs) < minSamples {

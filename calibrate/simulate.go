@@ -47,9 +47,10 @@ func (l labelled) scenarios() []*sim.Scenario {
 	return []*sim.Scenario{l.s}
 }
 
-// fittedModels are the calibrated scenario, the scenario as written, then
-// the variants: copies of s with fitted sections; everything else
-// (admission, policies, lease, drain) is unchanged.
+// fittedModels are the models fitted once on all runs, the pooled
+// calibrated model first, then the variants: copies of s with fitted
+// sections; everything else (admission, policies, lease, drain) is
+// unchanged.
 func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 	with := func(label string, capacity *models.CapacitySpec, net *models.NetworkSpec, detection *models.DetectionSpec) (labelled, error) {
 		c := *s
@@ -76,24 +77,16 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		c.Decide = models.DecideAtTurn
 		atTurn = &c
 	}
-	withStall := func(d *models.Distribution) *models.CapacitySpec {
-		if f.Capacity == nil {
-			return nil
-		}
+	var withStall, withBacklog *models.CapacitySpec
+	if f.Capacity != nil {
 		c := *f.Capacity
-		c.Stall = d
-		return &c
-	}
-	withBacklog := func(stall *models.Distribution, perS float64) *models.CapacitySpec {
-		if f.Capacity == nil {
-			return nil
+		c.Stall = f.Stall
+		withStall = &c
+		b := *f.Capacity
+		if f.DecidePerS > 0 { // else no backlog was seen: the fitted capacity
+			b.DecidePerS, b.RejectPerS, b.Decide = f.DecidePerS, 0, models.DecideOnArrival
 		}
-		c := *f.Capacity
-		c.Stall = stall
-		if perS > 0 { // else no backlog was seen: the calibrated capacity
-			c.DecidePerS, c.RejectPerS, c.Decide = perS, 0, models.DecideOnArrival
-		}
-		return &c
+		withBacklog = &b
 	}
 	net, legs, only := f.Network, f.NetworkWithLegs, f.NetworkOnly
 	// The legs of retries for every attempt.
@@ -121,10 +114,10 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 		{LabelPooled, f.Capacity, &calNet, &calDetection},
 		{LabelUnshared, f.Capacity, &unshared, &calDetection},
 		{LabelEarlier, f.Capacity, &net, nil},
-		{LabelWithStall, withStall(f.Stall), &net, nil},
-		{LabelWithBacklog, withBacklog(nil, f.DecidePerS), &net, nil},
+		{LabelWithStall, withStall, &net, nil},
+		{LabelWithBacklog, withBacklog, &net, nil},
 		{LabelWithLegs, f.Capacity, &legs, nil},
-		{LabelStallLegs, withStall(f.Stall), &retries, nil},
+		{LabelStallLegs, withStall, &retries, nil},
 		{LabelAtTurn, atTurn, &net, nil},
 		{LabelNoNetwork, f.Capacity, nil, nil},
 		{LabelNetworkOnly, nil, &only, nil},
