@@ -53,10 +53,27 @@ func TestIntervalPercentileRelError(t *testing.T) {
 			t.Errorf("percentileOf(%v) = %v, want %v", c.x, got, c.want)
 		}
 	}
-	rel := []struct{ sim, real, want float64 }{{110, 100, 0.1}, {90, 100, -0.1}, {0, 0, 0}, {5, 0, math.Inf(1)}}
+	rel := []struct{ sim, real, want float64 }{{110, 100, 0.1}, {90, 100, -0.1}, {0, 0, 0}, {5, 0, math.Inf(1)}, {-5, 0, math.Inf(-1)}}
 	for _, c := range rel {
-		if got := relError(c.sim, c.real); got != c.want && math.Abs(got-c.want) > 1e-12 {
+		if got := relError(c.sim, c.real); !closeTo(got, c.want, 1e-12) {
 			t.Errorf("relError(%v, %v) = %v, want %v", c.sim, c.real, got, c.want)
+		}
+	}
+}
+
+// closeTo reports whether got is want (infinities exactly) or within tol
+// of it; NaN is close to nothing, so a NaN result always fails.
+func closeTo(got, want, tol float64) bool {
+	if math.IsInf(want, 0) {
+		return got == want
+	}
+	return math.Abs(got-want) <= tol
+}
+
+func TestCloseToRejectsNaN(t *testing.T) {
+	for _, want := range []float64{0, 0.1, math.Inf(1)} {
+		if closeTo(math.NaN(), want, 1e-12) {
+			t.Errorf("closeTo(NaN, %v) = true", want)
 		}
 	}
 }
