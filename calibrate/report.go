@@ -24,13 +24,18 @@ func writeReport(path string, rep *Report) error {
 	return writeAtomic(path, append(data, '\n'))
 }
 
-// writeAtomic writes data to a temporary file renamed into place.
+// writeAtomic writes data to a temporary file renamed into place, readable
+// by all (0644) like stormsim run's result.json: CreateTemp makes it 0600.
 func writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
