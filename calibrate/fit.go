@@ -382,8 +382,6 @@ func fitLognormal(samples []float64) models.Distribution {
 		Cap: max(durationMs(hi), median)}
 }
 
-// durationMs converts float milliseconds to a duration rounded to the
-// microsecond, so that fitted parameters print readably.
 // empiricalPoints is how many quantiles fitEmpirical keeps at most: every
 // percentile.
 const empiricalPoints = 101
@@ -405,6 +403,8 @@ func fitEmpirical(samples []float64) models.Distribution {
 	return models.Distribution{Dist: "empirical", Points: points}
 }
 
+// durationMs converts float milliseconds to a duration rounded to the
+// microsecond, so that fitted parameters print readably.
 func durationMs(v float64) time.Duration {
 	return time.Duration(math.Round(v*1000)) * time.Microsecond
 }

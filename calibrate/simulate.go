@@ -18,7 +18,9 @@ const (
 	// run alone, replication r taking run r mod K's fit (see perRunModel).
 	LabelCalibrated   = "calibrated"
 	LabelUncalibrated = "uncalibrated" // the scenario as written
+
 	// Variants, compared but not checked.
+
 	LabelPooled      = "calibrated, pooled"                  // the same model fitted once on all runs: calibrated.yaml
 	LabelUnshared    = "calibrated, pooled, delays unshared" // each attempt drawing its own delays
 	LabelEarlier     = "rtt + lognormal detection"           // the first calibration: one rtt, a lognormal detection delay
