@@ -197,18 +197,23 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	if opt.GatewayBin != "" && !isExecutable(opt.GatewayBin) {
+		return nil, &UsageError{fmt.Errorf("--gateway-bin %s: not an executable file", opt.GatewayBin)}
+	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, &UsageError{fmt.Errorf("output directory: %w", err)}
-	}
 
+	// The database is the user's to give: one that cannot be used is bad
+	// input, found before anything is written.
 	db, err := OpenDatabase(ctx, opt.DatabaseURL)
 	if err != nil {
-		return nil, err
+		return nil, &UsageError{err}
 	}
 	defer db.Close()
 	logf("PostgreSQL from %s at %s", db.Source, hostOf(db.URL))
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, &UsageError{fmt.Errorf("output directory: %w", err)}
+	}
 	bin := opt.GatewayBin
 	if bin == "" {
 		tmp, err := os.MkdirTemp("", "stormsim-gateway-")
@@ -220,8 +225,6 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 		if bin, err = buildGateway(ctx, tmp); err != nil {
 			return nil, err
 		}
-	} else if !isExecutable(bin) {
-		return nil, &UsageError{fmt.Errorf("--gateway-bin %s: not an executable file", bin)}
 	}
 	record, err := os.Create(filepath.Join(opt.OutDir, RecordFile))
 	if err != nil {
