@@ -268,12 +268,9 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The checked model is the pooled one fitted run by run; with runs
-	// that cannot be fitted alone, the pooled one itself.
-	calibrated, ok := perRunModel(s, rep.Real, LabelPooled, LabelCalibrated)
-	if !ok {
-		calibrated = variants[0]
-		calibrated.label = LabelCalibrated
+	calibrated, err := calibratedModel(s, rep.Real, variants[0])
+	if err != nil {
+		return nil, err
 	}
 	fitted := append([]labelled{calibrated, {label: LabelUncalibrated, s: s}}, variants...)
 	rep.CalibratedConfig = config.Echo(variants[0].s) // the pooled fit: one scenario for planners

@@ -172,6 +172,18 @@ func perRunModel(s *sim.Scenario, runs []*RealRun, label, as string) (labelled, 
 	return l, true
 }
 
+// calibratedModel is the model checked against the real runs: the pooled
+// model fitted run by run; with runs that cannot be fitted alone, the
+// pooled one itself.
+func calibratedModel(s *sim.Scenario, runs []*RealRun, pooled labelled) (labelled, error) {
+	calibrated, ok := perRunModel(s, runs, LabelPooled, LabelCalibrated)
+	if !ok {
+		calibrated = pooled
+		calibrated.label = LabelCalibrated
+	}
+	return calibrated, nil
+}
+
 // simulate runs reps replications of s under policy spec, replication r
 // with seed s.Seed+r (the real run k uses seed s.Seed+k-1, so real run k's
 // twin is replication k-1), on every core.
