@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -142,13 +143,14 @@ func fittedModels(s *sim.Scenario, f Fit) ([]labelled, error) {
 // the model's spread then holds how much the lab itself changed from one
 // run to the next (on a small machine, a good deal: see
 // SeriesComparison.SpreadRatio), as a model fitted once on the pooled runs
-// cannot. ok is false when a run cannot be fitted alone.
-func perRunModel(s *sim.Scenario, runs []*RealRun, label, as string) (labelled, bool) {
+// cannot. It is an error, naming the run, when a run cannot be fitted
+// alone.
+func perRunModel(s *sim.Scenario, runs []*RealRun, label, as string) (labelled, error) {
 	l := labelled{label: as}
 	for _, r := range runs {
 		f, err := fitModel(r.Handshakes, [][]float64{r.StartDelaysMs}, [][]Claim{r.Claims}, [][]float64{r.RejectsMs})
 		if err != nil {
-			return labelled{}, false
+			return labelled{}, fmt.Errorf("real run %d cannot be fitted alone: %w", r.Run, err)
 		}
 		one := []*RealRun{r}
 		f.fitStalls(one)
@@ -157,31 +159,26 @@ func perRunModel(s *sim.Scenario, runs []*RealRun, label, as string) (labelled, 
 		f.fitShared(one)
 		fitted, err := fittedModels(s, f)
 		if err != nil {
-			return labelled{}, false
+			return labelled{}, fmt.Errorf("real run %d: %w", r.Run, err)
 		}
 		i := slices.IndexFunc(fitted, func(m labelled) bool { return m.label == label })
 		if i < 0 {
-			return labelled{}, false
+			return labelled{}, fmt.Errorf("no fitted model labelled %q", label)
 		}
 		l.perRun = append(l.perRun, fitted[i].s)
 	}
 	if len(l.perRun) == 0 {
-		return labelled{}, false
+		return labelled{}, errors.New("no real run to fit")
 	}
 	l.s = l.perRun[0]
-	return l, true
+	return l, nil
 }
 
 // calibratedModel is the model checked against the real runs: the pooled
-// model fitted run by run; with runs that cannot be fitted alone, the
-// pooled one itself.
+// model fitted run by run. A run that cannot be fitted alone is an error:
+// the pooled model under this label would claim a spread it does not have.
 func calibratedModel(s *sim.Scenario, runs []*RealRun, pooled labelled) (labelled, error) {
-	calibrated, ok := perRunModel(s, runs, LabelPooled, LabelCalibrated)
-	if !ok {
-		calibrated = pooled
-		calibrated.label = LabelCalibrated
-	}
-	return calibrated, nil
+	return perRunModel(s, runs, pooled.label, LabelCalibrated)
 }
 
 // simulate runs reps replications of s under policy spec, replication r

@@ -157,7 +157,8 @@ func TestPerRunModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := perRunModel(s, []*RealRun{run(100), run(300)}, LabelPooled, LabelCalibrated)
+	m, err := perRunModel(s, []*RealRun{run(100), run(300)}, LabelPooled, LabelCalibrated)
+	ok := err == nil
 	if !ok || m.label != LabelCalibrated || len(m.scenarios()) != 2 {
 		t.Fatalf("perRunModel: ok %v, %q, %d scenarios", ok, m.label, len(m.scenarios()))
 	}
@@ -166,7 +167,7 @@ func TestPerRunModel(t *testing.T) {
 			t.Errorf("run %d: first arrival %v, want all %v", k+1, d, want)
 		}
 	}
-	if _, ok := perRunModel(s, []*RealRun{run(100), {}}, LabelPooled, LabelCalibrated); ok {
+	if _, err := perRunModel(s, []*RealRun{run(100), {}}, LabelPooled, LabelCalibrated); err == nil {
 		t.Error("a run with nothing to fit gave a per-run model")
 	}
 }
