@@ -1,0 +1,60 @@
+// Package logline is the contract of the gateway's log: the messages
+// (slog's "msg") of the JSON lines a harness reads to rebuild a storm's
+// timeline, and the keys those lines carry. The gateway logs with these
+// constants and stormsim calibrate reads them, as gateway/protocol is the
+// contract of the handshake; a reader treats a missing key as an error.
+package logline
+
+// Messages of the lifecycle lines: a process's life, its lease and sweeps,
+// its LISTEN connection and its drain. The keys each line carries, among
+// others, are named beside it.
+const (
+	Start               = "start"                 // the process has its config
+	Listening           = "listening"             // KeyAddr: the address it serves on
+	SweepReclaimed      = "sweep_reclaimed"       // KeyDeadGateway, KeyCount: routes of an expired gateway deleted
+	SweepPaused         = "sweep_paused"          // renews stalled: no sweeping for one lease
+	StaleRoutesReleased = "stale_routes_released" // KeyCount
+	LeaseLost           = "lease_lost"            // its own lease lapsed: answering 503
+	LeaseRegained       = "lease_regained"        // renewed again
+	LeaseRenewFailed    = "lease_renew_failed"    // one renew failed
+	LeaseExpireFailed   = "lease_expire_failed"   // the drain could not expire its lease
+	ListenLost          = "listen_lost"           // the kick channel's connection failed
+	ListenReconnected   = "listen_reconnected"    // and is back
+	DrainStart          = "drain_start"           // SIGTERM received
+	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes
+	Exit                = "exit"                  // the process ends
+)
+
+// Messages of the per-handshake lines.
+const (
+	// Admitted is written once the route is claimed and the connection
+	// upgraded: KeyDevice, KeyAttempt and KeyTokenMs, the admission
+	// decision on the gateway's monotonic clock.
+	Admitted = "admitted"
+	// Rejected is written at the decision to refuse a handshake: KeyStatus
+	// and KeyDevice (no attempt).
+	Rejected = "rejected"
+)
+
+// Keys.
+const (
+	KeyAddr           = "addr"            // host:port
+	KeyDevice         = "device"          // device id
+	KeyAttempt        = "attempt"         // the device's attempt counter (?attempt=)
+	KeyTokenMs        = "token_ms"        // ms since the process started, when admission was decided
+	KeyStatus         = "status"          // HTTP status answered
+	KeyDeadGateway    = "dead_gateway"    // the expired gateway whose routes a sweep deleted
+	KeyCount          = "count"           // routes
+	KeyGoaway         = "goaway"          // goaway frames sent during the drain
+	KeyLeftoverRoutes = "leftover_routes" // routes no session released before the drain ended
+)
+
+// IsLifecycle reports whether msg is one of the lifecycle messages above.
+func IsLifecycle(msg string) bool {
+	switch msg {
+	case Start, Listening, SweepReclaimed, SweepPaused, StaleRoutesReleased, LeaseLost, LeaseRegained,
+		LeaseRenewFailed, LeaseExpireFailed, ListenLost, ListenReconnected, DrainStart, DrainDone, Exit:
+		return true
+	}
+	return false
+}
