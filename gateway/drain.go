@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 )
 
@@ -26,12 +27,12 @@ const forcedCloseWait = time.Second
 func (g *Gateway) drain(stopLease func()) error {
 	began := time.Now()
 	conns := g.reg.beginDrain()
-	g.log.Info("drain_start", "connections", len(conns))
+	g.log.Info(logline.DrainStart, "connections", len(conns))
 	stopLease()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := g.deps.Leases.ExpireLease(ctx, g.cfg.ID); err != nil {
-		g.log.Warn("lease_expire_failed", "err", err.Error())
+		g.log.Warn(logline.LeaseExpireFailed, "err", err.Error())
 	}
 	for _, c := range conns {
 		c.terminate(protocol.CloseGoingAway, "drain")
@@ -43,12 +44,12 @@ func (g *Gateway) drain(stopLease func()) error {
 	}
 	g.waitEmpty(time.Now().Add(forcedCloseWait))
 	released, err := g.deps.Leases.ReleaseGateway(ctx, g.cfg.ID)
-	args := []any{"goaway", g.goawaySent.Load(), "forced", len(forced), "leftover_routes", released,
+	args := []any{logline.KeyGoaway, g.goawaySent.Load(), "forced", len(forced), logline.KeyLeftoverRoutes, released,
 		"duration_ms", time.Since(began).Milliseconds()}
 	if err != nil {
 		args = append(args, "err", err.Error())
 	}
-	g.log.Info("drain_done", args...)
+	g.log.Info(logline.DrainDone, args...)
 	return err
 }
 

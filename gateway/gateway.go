@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"stormsim/gateway/logline"
 )
 
 // Gateway is one gateway process's state. Create it with New and run it
@@ -104,7 +106,7 @@ func (g *Gateway) Run(ctx context.Context, ln net.Listener) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	g.log.Info("listening", "addr", ln.Addr().String(), "lease_ms", g.cfg.Lease.Milliseconds(),
+	g.log.Info(logline.Listening, logline.KeyAddr, ln.Addr().String(), "lease_ms", g.cfg.Lease.Milliseconds(),
 		"period_ms", g.cfg.Period().Milliseconds(), "admission", g.admit.rule.String())
 
 	var serveErr error
@@ -137,11 +139,11 @@ func (g *Gateway) firstLease(ctx context.Context) error {
 		if err == nil {
 			g.lastRenew.Store(int64(sent))
 			if stale > 0 {
-				g.log.Info("stale_routes_released", "count", stale)
+				g.log.Info(logline.StaleRoutesReleased, logline.KeyCount, stale)
 			}
 			return nil
 		}
-		g.log.Warn("lease_renew_failed", "err", err.Error())
+		g.log.Warn(logline.LeaseRenewFailed, "err", err.Error())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

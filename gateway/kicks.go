@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -26,7 +27,7 @@ func (g *Gateway) listenLoop(ctx context.Context) {
 			g.listening.Store(true)
 			if connected {
 				g.metrics.ListenReconnect.Add(1)
-				g.log.Info("listen_reconnected", "down_ms", time.Since(downSince).Milliseconds())
+				g.log.Info(logline.ListenReconnected, "down_ms", time.Since(downSince).Milliseconds())
 			}
 			connected = true
 			backoff = listenBackoffMin
@@ -40,7 +41,7 @@ func (g *Gateway) listenLoop(ctx context.Context) {
 		}
 		if was {
 			downSince = time.Now()
-			g.log.Warn("listen_lost", "err", err.Error())
+			g.log.Warn(logline.ListenLost, "err", err.Error())
 		}
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -47,11 +48,11 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	if !s.lost && g.leaseExpired() {
 		s.lost = true
 		g.metrics.LeaseLost.Add(1)
-		g.log.Warn("lease_lost", "since_renew_ms", (g.mono() - time.Duration(g.lastRenew.Load())).Milliseconds())
+		g.log.Warn(logline.LeaseLost, "since_renew_ms", (g.mono() - time.Duration(g.lastRenew.Load())).Milliseconds())
 	}
 	if g.renew(ctx) && s.lost {
 		s.lost = false
-		g.log.Info("lease_regained")
+		g.log.Info(logline.LeaseRegained)
 		go g.reregister(ctx)
 	}
 	if !g.listening.Load() { // kicks are being lost: reconcile before anything slower
@@ -81,7 +82,7 @@ func (g *Gateway) renew(ctx context.Context) bool {
 	g.metrics.LeaseRenew.Observe(g.mono() - sent)
 	if err != nil {
 		if !s.renewFailing && ctx.Err() == nil {
-			g.log.Warn("lease_renew_failed", "err", err.Error())
+			g.log.Warn(logline.LeaseRenewFailed, "err", err.Error())
 		}
 		s.renewFailing = true
 		return false
@@ -90,7 +91,7 @@ func (g *Gateway) renew(ctx context.Context) bool {
 	prev := time.Duration(g.lastRenew.Swap(int64(sent)))
 	if sent-prev > 2*g.cfg.Period() {
 		s.skipSweepUntil = sent + g.cfg.Lease
-		g.log.Info("sweep_paused", "renew_gap_ms", (sent - prev).Milliseconds(), "for_ms", g.cfg.Lease.Milliseconds())
+		g.log.Info(logline.SweepPaused, "renew_gap_ms", (sent - prev).Milliseconds(), "for_ms", g.cfg.Lease.Milliseconds())
 	}
 	g.log.Debug("lease_renewed", "latency_ms", float64(g.mono()-sent)/1e6)
 	return true
@@ -107,7 +108,7 @@ func (g *Gateway) sweep(ctx context.Context) {
 	}
 	for _, r := range gone {
 		g.metrics.RoutesReclaimed.Add(r.Routes)
-		g.log.Info("sweep_reclaimed", "dead_gateway", r.Gateway, "count", r.Routes)
+		g.log.Info(logline.SweepReclaimed, logline.KeyDeadGateway, r.Gateway, logline.KeyCount, r.Routes)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 )
 
@@ -60,8 +61,8 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c.bind(ws, hw.conn)
 	g.metrics.Admitted.Add(1)
-	g.log.Info("admitted", "device", c.device, "conn", c.id, "version", c.version.Load(),
-		"install_epoch", c.epoch, "attempt", c.attempt, "token_ms", float64(c.admittedAt)/1e6)
+	g.log.Info(logline.Admitted, logline.KeyDevice, c.device, "conn", c.id, "version", c.version.Load(),
+		"install_epoch", c.epoch, logline.KeyAttempt, c.attempt, logline.KeyTokenMs, float64(c.admittedAt)/1e6)
 	g.serveSession(c, ws)
 }
 
@@ -70,11 +71,11 @@ func (g *Gateway) writeRejection(w http.ResponseWriter, r *http.Request, rej *re
 	if rej.status == protocol.StatusTooManyRequests || rej.status == protocol.StatusServiceUnavailable {
 		w.Header().Set(protocol.HeaderRetryAfter, strconv.Itoa(g.cfg.retryAfterSeconds()))
 	}
-	args := []any{"status", rej.status, "reason", rej.reason, "cause", rej.message, "device", rej.device, "remote", r.RemoteAddr}
+	args := []any{logline.KeyStatus, rej.status, "reason", rej.reason, "cause", rej.message, logline.KeyDevice, rej.device, "remote", r.RemoteAddr}
 	if rej.detail != "" {
 		args = append(args, "err", rej.detail)
 	}
-	g.log.Info("rejected", args...)
+	g.log.Info(logline.Rejected, args...)
 	http.Error(w, rej.message, rej.status)
 }
 

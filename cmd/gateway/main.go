@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/store"
 )
 
@@ -179,7 +180,7 @@ func serve(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	log.Info("start", "gateway", cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
+	log.Info(logline.Start, "gateway", cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
 		"ping_ms", cfg.Ping.Milliseconds(), "idle_ms", cfg.Idle.Milliseconds(), "admit_rate", cfg.AdmitRate,
 		"admit_burst", cfg.AdmitBurst, "retry_after_ms", cfg.RetryAfter.Milliseconds(),
 		"drain_grace_ms", cfg.DrainGrace.Milliseconds(), "schema", db.schema)
@@ -192,10 +193,10 @@ func serve(args []string) error {
 	code := 0
 	if err != nil {
 		code = 1
-		log.Error("exit", "code", code, "err", err.Error())
+		log.Error(logline.Exit, "code", code, "err", err.Error())
 		return err
 	}
-	log.Info("exit", "code", code)
+	log.Info(logline.Exit, "code", code)
 	return nil
 }
 
