@@ -1,30 +1,34 @@
 // Package calibrate runs a scenario's storm for real and simulated, side by
-// side, and reports how far apart they are.
+// side, and reports how far apart they are. It only wires its parts along
+// the data flow:
 //
-// A calibration starts PostgreSQL access and the real gateway processes the
-// scenario needs (gw-a, gw-b, and gw-c for the drain), connects the
-// scenario's clients to gw-a with the project's own client (the simulator's
-// exact draws), SIGKILLs gw-a, lets the clients storm gw-b, then drains gw-b
-// to gw-c. It records every attempt and lifecycle event, checks the seed
-// lab's claims on the real run, fits the simulator's network and detection
-// parameters to the latencies it saw, and compares the simulator with and
-// without them against the real runs, metric by metric and window by
-// window.
+//   - lab runs the storm for real (PostgreSQL, the gateway processes, the
+//     clients) into measured.Runs, and judges each run by the seed lab's
+//     checks and the machine's load;
+//   - fit turns the runs into the simulator's capacity, network and
+//     detection, the sections that carry over to another storm;
+//   - the simulator runs each model: predicted (the sections fitted on
+//     another storm, --model), calibrated (fitted on these runs) and
+//     uncalibrated (the config as written);
+//   - compare sets each model beside the real runs and judges the agreement;
+//   - report writes calibration.json, calibrated.yaml, the table and the
+//     charts.
 package calibrate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"stormsim/calibrate/compare"
+	"stormsim/calibrate/fit"
+	"stormsim/calibrate/lab"
+	"stormsim/calibrate/report"
 	"stormsim/config"
-	"stormsim/models"
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
@@ -43,7 +47,7 @@ const (
 	ReportFile     = "calibration.json"
 	RecordFile     = "real.ndjson"
 	ChartsDir      = "charts"
-	CalibratedFile = "calibrated.yaml" // the scenario with the fitted capacity, network and detection, for stormsim run and sweep
+	CalibratedFile = "calibrated.yaml" // the scenario with the calibrated model, for stormsim run, sweep and calibrate --model
 )
 
 // Options configures a calibration. Zero values take the defaults above.
@@ -51,11 +55,21 @@ type Options struct {
 	OutDir       string // created if missing
 	DatabaseURL  string // "" = $DATABASE_URL, then a throwaway cluster
 	GatewayBin   string // "" = go build ./cmd/gateway into a temporary directory
-	Runs         int    // real storms; run k uses seed Seed+k-1
+	Runs         int    // real storms compared; run k uses seed Seed+k-1
 	Replications int    // simulated storms per model
 	MaxClients   int    // refuse larger scenarios
 	Timeout      time.Duration
 	Policy       string // policy label under test; "" = the scenario's first
+	// Model, if set, is a calibrated.yaml written by a calibration of
+	// another storm: its capacity, network and detection are simulated on
+	// this storm as the predicted model, with nothing fitted on its runs.
+	Model string
+	// Replace is how many runs that other work disturbed may be replaced
+	// by fresh ones; negative: as many as Runs.
+	Replace int
+	// WaitQuiet is how long each run may wait for other work on the
+	// machine to calm down before it begins; 0: it begins at once.
+	WaitQuiet time.Duration
 	// Progress, if set, receives one line per step.
 	Progress io.Writer
 }
@@ -73,10 +87,14 @@ func (o Options) withDefaults() Options {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.Replace < 0 {
+		o.Replace = o.Runs
+	}
 	return o
 }
 
-// UsageError is bad input: a flag or a scenario the lab cannot run.
+// UsageError is bad input: a flag, a scenario the lab cannot run or runs
+// that cannot be fitted.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -84,228 +102,204 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Report is calibration.json: the real runs, their checks, the fit, and
-// both simulations compared with the real runs. Times are milliseconds.
-type Report struct {
-	SchemaVersion int    `json:"schema_version"`
-	Tool          string `json:"tool"`
-	Name          string `json:"name"`
-	Seed          uint64 `json:"seed"`
-	ConfigHash    string `json:"config_hash"`
-	Clients       int    `json:"clients"`
-	Policy        string `json:"policy"`
-	Database      string `json:"database"` // where PostgreSQL came from
-
-	Real   []*RealRun `json:"real"`
-	Checks []Check    `json:"checks"`
-	Fit    Fit        `json:"fit"`
-	// CalibratedConfig is the scenario with the fitted sections, in the
-	// config's own keys (also written to calibrated.yaml).
-	CalibratedConfig json.RawMessage `json:"calibrated_config"`
-	Simulations      []Simulation    `json:"simulations"`
-	// Variants are other fitted models, compared alike but not checked:
-	// what each part of the calibrated model contributes.
-	Variants []Simulation `json:"variants"`
-	// Agreement is the calibrated simulation's checks (attempts, time to
-	// all reconnected, per-window series), as listed with their tolerances.
-	Agreement []Agreement `json:"agreement"`
-}
-
-// ReportSchemaVersion is the version of Report's JSON layout.
-const ReportSchemaVersion = 1
-
-// Simulation is one model run over many seeds and its comparison with the
-// real runs.
-type Simulation struct {
-	Label     string                `json:"label"`
-	Capacity  *models.CapacitySpec  `json:"capacity"`  // nil: gateways answer at once
-	Network   *models.NetworkSpec   `json:"network"`   // nil: no latency
-	Detection *models.DetectionSpec `json:"detection"` // nil: clients notice at once
-	// PerRun, for a model fitted on each real run alone, are the fitted
-	// sections per run (replication r took run r mod K's); Capacity,
-	// Network and Detection above are then run 1's.
-	PerRun       []FittedSections   `json:"per_run,omitempty"`
-	Replications int                `json:"replications"`
-	FirstSeed    uint64             `json:"first_seed"`
-	Metrics      []MetricComparison `json:"metrics"`
-	Series       []SeriesComparison `json:"series"`
-
-	results []sim.Result
-}
-
-// FittedSections are the fitted sections of one scenario.
-type FittedSections struct {
-	Capacity  *models.CapacitySpec  `json:"capacity"`  // nil: no backlog seen in the run
-	Network   *models.NetworkSpec   `json:"network"`   // the run's legs, server time and shared_every
-	Detection *models.DetectionSpec `json:"detection"` // the run's first arrivals
-}
-
-// Agreement is one tolerance check of a simulation against the real runs.
-type Agreement struct {
-	Simulation string `json:"simulation"`
-	Name       string `json:"name"`
-	Criterion  string `json:"criterion"`
-	Observed   string `json:"observed"`
-	Pass       bool   `json:"pass"`
-}
-
-// Passed reports whether every lab check and every agreement of the
-// calibrated simulation passed.
-func (r *Report) Passed() bool {
-	for _, c := range r.Checks {
-		if !c.Pass {
-			return false
-		}
-	}
-	for _, a := range r.Agreement {
-		if a.Simulation == LabelCalibrated && !a.Pass {
-			return false
-		}
-	}
-	return true
+// calibration is one Run in progress.
+type calibration struct {
+	s         *sim.Scenario
+	opt       Options
+	policy    policies.Spec
+	plan      lab.Plan
+	predicted *fit.Model // nil without Options.Model
+	rep       *report.Report
 }
 
 // Run calibrates the resolved scenario s: real runs, fit, simulations,
-// calibration.json, real.ndjson and charts in opt.OutDir. ctx's
-// cancellation (Ctrl-C) stops everything and removes every process and
-// schema it started. Errors about the scenario or the flags are
-// *UsageError.
-func Run(ctx context.Context, s *sim.Scenario, opt Options) (*Report, error) {
-	opt = opt.withDefaults()
-	logf := func(format string, args ...any) {
-		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, "calibrate: "+format+"\n", args...)
-		}
+// calibration.json, calibrated.yaml, real.ndjson and charts in opt.OutDir.
+// ctx's cancellation (Ctrl-C) stops everything and removes every process
+// and schema it started. Errors about the scenario, the flags or the
+// database are *UsageError, found before anything is written.
+func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, error) {
+	c, err := prepare(s, opt.withDefaults())
+	if err != nil {
+		return nil, &UsageError{err}
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	if err := c.measure(ctx); err != nil {
+		return nil, err
+	}
+	f, err := fit.Runs(c.rep.Real)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("the real runs cannot be fitted: %w", err)}
+	}
+	c.rep.Fit = f
+	c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
+		f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
+	if err := c.simulate(); err != nil {
+		return nil, err
+	}
+	if err := c.write(); err != nil {
+		return nil, err
+	}
+	return c.rep, nil
+}
+
+// prepare checks the options and the scenario and reads the predicted
+// model, before anything runs.
+func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 	switch {
 	case opt.OutDir == "":
-		return nil, &UsageError{errors.New("an output directory is required")}
+		return nil, errors.New("an output directory is required")
 	case opt.Runs < 1 || opt.Runs > 100:
-		return nil, &UsageError{fmt.Errorf("--runs must be in [1, 100] (got %d)", opt.Runs)}
+		return nil, fmt.Errorf("--runs must be in [1, 100] (got %d)", opt.Runs)
 	case opt.Replications < 2 || opt.Replications > 100_000:
-		return nil, &UsageError{fmt.Errorf("--replications must be in [2, 100000] (got %d)", opt.Replications)}
+		return nil, fmt.Errorf("--replications must be in [2, 100000] (got %d)", opt.Replications)
 	case s.Clients > opt.MaxClients:
-		return nil, &UsageError{fmt.Errorf("clients: %d real clients exceed --max-clients %d", s.Clients, opt.MaxClients)}
+		return nil, fmt.Errorf("clients: %d real clients exceed --max-clients %d", s.Clients, opt.MaxClients)
 	case opt.Replications < opt.Runs:
-		return nil, &UsageError{fmt.Errorf("--replications (%d) must be at least --runs (%d), so every real run has its simulated twin", opt.Replications, opt.Runs)}
+		return nil, fmt.Errorf("--replications (%d) must be at least --runs (%d), so every real run has its simulated twin", opt.Replications, opt.Runs)
+	case opt.WaitQuiet < 0:
+		return nil, fmt.Errorf("--wait-quiet must be >= 0 (got %v)", opt.WaitQuiet)
+	case opt.GatewayBin != "" && !lab.IsExecutable(opt.GatewayBin):
+		return nil, fmt.Errorf("--gateway-bin %s: not an executable file", opt.GatewayBin)
 	}
-	spec, err := pickPolicy(s, opt.Policy)
-	if err != nil {
-		return nil, &UsageError{err}
+	c := &calibration{s: s, opt: opt}
+	var err error
+	if c.policy, err = pickPolicy(s, opt.Policy); err != nil {
+		return nil, err
 	}
-	p, err := newPlan(s, spec)
-	if err != nil {
-		return nil, &UsageError{err}
+	if c.plan, err = lab.NewPlan(s, c.policy); err != nil {
+		return nil, err
 	}
-	if opt.GatewayBin != "" && !isExecutable(opt.GatewayBin) {
-		return nil, &UsageError{fmt.Errorf("--gateway-bin %s: not an executable file", opt.GatewayBin)}
+	if opt.Model != "" {
+		a, err := config.Load(opt.Model, nil)
+		if err != nil {
+			return nil, err
+		}
+		m, err := fit.FromScenario(a)
+		if err != nil {
+			return nil, fmt.Errorf("--model %s: %w", opt.Model, err)
+		}
+		if err := m.Validate(); err != nil {
+			return nil, fmt.Errorf("--model %s: %w", opt.Model, err)
+		}
+		c.predicted = &m
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
-	defer cancel()
+	c.rep = &report.Report{SchemaVersion: report.SchemaVersion, Tool: "stormsim " + results.Version, Name: s.Name, Seed: s.Seed,
+		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Model: opt.Model, DisturbedCores: lab.DisturbedCores}
+	return c, nil
+}
 
+func (c *calibration) logf(format string, args ...any) {
+	if c.opt.Progress != nil {
+		fmt.Fprintf(c.opt.Progress, "calibrate: "+format+"\n", args...)
+	}
+}
+
+// measure runs the real storms until Runs of them were not disturbed by
+// other work, or the replacements are spent (the disturbed runs then stay,
+// and the report fails on them).
+func (c *calibration) measure(ctx context.Context) (err error) {
 	// The database is the user's to give: one that cannot be used is bad
 	// input, found before anything is written.
-	db, err := OpenDatabase(ctx, opt.DatabaseURL)
+	db, err := lab.OpenDatabase(ctx, c.opt.DatabaseURL)
 	if err != nil {
-		return nil, &UsageError{err}
+		return &UsageError{err}
 	}
 	defer db.Close()
-	logf("PostgreSQL from %s at %s", db.Source, hostOf(db.URL))
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, &UsageError{fmt.Errorf("output directory: %w", err)}
+	c.rep.Database = db.Source
+	c.logf("PostgreSQL from %s", db)
+	if err := os.MkdirAll(c.opt.OutDir, 0o755); err != nil {
+		return &UsageError{fmt.Errorf("output directory: %w", err)}
 	}
-	bin := opt.GatewayBin
+	bin := c.opt.GatewayBin
 	if bin == "" {
 		tmp, err := os.MkdirTemp("", "stormsim-gateway-")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer os.RemoveAll(tmp)
-		logf("building cmd/gateway")
-		if bin, err = buildGateway(ctx, tmp); err != nil {
-			return nil, err
+		c.logf("building cmd/gateway")
+		if bin, err = lab.BuildGateway(ctx, tmp); err != nil {
+			return err
 		}
 	}
-	record, err := os.Create(filepath.Join(opt.OutDir, RecordFile))
+	record, err := os.Create(filepath.Join(c.opt.OutDir, RecordFile))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer record.Close()
-
-	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: "stormsim " + results.Version, Name: s.Name, Seed: s.Seed,
-		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: spec.Label, Database: db.Source}
-	env := labEnv{bin: bin, dbURL: db.URL, dir: opt.OutDir, maxClients: opt.MaxClients, record: record}
-	for k := 1; k <= opt.Runs; k++ {
-		r, err := runLab(ctx, env, p, k, s.Seed+uint64(k-1), logf)
+	defer func() {
+		if cerr := record.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	l := &lab.Lab{GatewayBin: bin, DatabaseURL: db.URL, Dir: c.opt.OutDir, MaxClients: c.opt.MaxClients, WaitQuiet: c.opt.WaitQuiet,
+		Record: record, Progress: c.logf}
+	replace := c.opt.Replace
+	for k := 1; len(c.rep.Real) < c.opt.Runs; k++ {
+		r, err := l.Run(ctx, c.plan, k, c.s.Seed+uint64(k-1))
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("real run %d: %w", k, context.Cause(ctx))
+				return fmt.Errorf("real run %d: %w", k, context.Cause(ctx))
 			}
-			return nil, fmt.Errorf("real run %d: %w", k, err)
+			return fmt.Errorf("real run %d: %w", k, err)
 		}
-		rep.Real = append(rep.Real, r)
-		rep.Checks = append(rep.Checks, labChecks(p, r)...)
-	}
-
-	var handshakes []Handshake
-	var starts [][]float64
-	var claims [][]Claim
-	var rejects [][]float64
-	for _, r := range rep.Real {
-		handshakes = append(handshakes, r.Handshakes...)
-		starts = append(starts, r.StartDelaysMs)
-		claims = append(claims, r.Claims)
-		rejects = append(rejects, r.RejectsMs)
-	}
-	if rep.Fit, err = fitModel(handshakes, starts, claims, rejects); err != nil {
-		return nil, err
-	}
-	rep.Fit.fitStalls(rep.Real)
-	rep.Fit.fitBacklog(rep.Real)
-	rep.Fit.fitFirstArrival(rep.Real)
-	rep.Fit.fitShared(rep.Real)
-	variants, err := fittedModels(s, rep.Fit)
-	if err != nil {
-		return nil, err
-	}
-	calibrated, err := calibratedModel(s, rep.Real, variants[0])
-	if err != nil {
-		return nil, err
-	}
-	fitted := append([]labelled{calibrated, {label: LabelUncalibrated, s: s}}, variants...)
-	rep.CalibratedConfig = config.Echo(variants[0].s) // the pooled fit: one scenario for planners
-	logf("fitted capacity %s, first arrival %s, retry legs out %s back %s shared every %v", describeCapacity(rep.Fit.Capacity),
-		describeDistPtr(rep.Fit.FirstArrival), describeDistPtr(rep.Fit.NetworkWithLegs.OutLeg), describeDistPtr(rep.Fit.NetworkWithLegs.BackLeg),
-		rep.Fit.SharedEvery)
-	for i, m := range fitted {
-		reps, err := simulate(m.scenarios(), spec, opt.Replications)
-		if err != nil {
-			return nil, err
-		}
-		sm := Simulation{Label: m.label, Capacity: m.s.Capacity, Network: m.s.Network, Detection: m.s.Detection,
-			Replications: opt.Replications, FirstSeed: s.Seed, results: reps,
-			Metrics: compareMetrics(rep.Real, reps), Series: compareSeries(rep.Real, reps, ms(s.Metrics.Window))}
-		for _, r := range m.perRun {
-			sm.PerRun = append(sm.PerRun, FittedSections{r.Capacity, r.Network, r.Detection})
-		}
-		if i >= 2 {
-			rep.Variants = append(rep.Variants, sm)
+		if r.Load.Disturbed && replace > 0 {
+			replace--
+			c.rep.Replaced = append(c.rep.Replaced, r)
+			c.logf("run %d: disturbed by other work (%.2f cores before, %.2f during; threshold %.2f): replaced by a fresh run",
+				k, r.Load.OtherBeforeCores, r.Load.OtherDuringCores, lab.DisturbedCores)
 			continue
 		}
-		rep.Simulations = append(rep.Simulations, sm)
-		rep.Agreement = append(rep.Agreement, agreements(sm)...)
-		logf("simulated %d replications (%s)", opt.Replications, m.label)
+		c.rep.Real = append(c.rep.Real, r)
+		c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
 	}
-	if err := writeReport(filepath.Join(opt.OutDir, ReportFile), rep); err != nil {
-		return nil, err
+	return nil
+}
+
+// model is a scenario simulated in a role.
+type model struct {
+	role report.Role
+	s    *sim.Scenario
+}
+
+// simulate runs and compares each model: predicted first when there is
+// one, then calibrated and uncalibrated.
+func (c *calibration) simulate() error {
+	var ms []model
+	if c.predicted != nil {
+		ms = append(ms, model{report.Predicted, c.predicted.Apply(c.s)})
 	}
-	if err := writeAtomic(filepath.Join(opt.OutDir, CalibratedFile), calibratedYAML(s, rep)); err != nil {
-		return nil, err
+	calibrated := c.rep.Fit.Model.Apply(c.s)
+	ms = append(ms, model{report.Calibrated, calibrated}, model{report.Uncalibrated, c.s})
+	c.rep.CalibratedConfig = config.Echo(calibrated)
+	window := float64(c.plan.Window) / float64(time.Millisecond)
+	for _, m := range ms {
+		reps, err := replicate(m.s, c.policy, c.opt.Replications)
+		if err != nil {
+			return err
+		}
+		sm := report.Simulation{Role: m.role, Capacity: m.s.Capacity, Network: m.s.Network, Detection: m.s.Detection,
+			Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
+			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}
+		c.rep.Simulations = append(c.rep.Simulations, sm)
+		c.rep.Agreement = append(c.rep.Agreement, compare.Agreements(string(m.role), sm.Metrics, sm.Series)...)
+		c.logf("simulated %d replications (%s)", c.opt.Replications, m.role)
 	}
-	if _, err := writeCharts(filepath.Join(opt.OutDir, ChartsDir), s, p, rep); err != nil {
-		return nil, err
+	return nil
+}
+
+// write writes calibration.json, calibrated.yaml and the charts.
+func (c *calibration) write() error {
+	if err := c.rep.WriteJSON(filepath.Join(c.opt.OutDir, ReportFile)); err != nil {
+		return err
 	}
-	return rep, nil
+	if err := report.WriteFile(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.CalibratedYAML()); err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	_, err := c.rep.WriteCharts(filepath.Join(c.opt.OutDir, ChartsDir), report.Frame{WindowMs: ms(c.plan.Window),
+		AcceptBound: c.plan.AcceptBound, ReclaimLoMs: ms(c.plan.ReclaimLo), ReclaimHiMs: ms(c.plan.ReclaimHi)})
+	return err
 }
 
 // pickPolicy returns the policy labelled label, or the first one.
@@ -320,74 +314,18 @@ func pickPolicy(s *sim.Scenario, label string) (policies.Spec, error) {
 	return picked[0], nil
 }
 
-// agreements are a simulation's tolerance checks.
-func agreements(sm Simulation) []Agreement {
-	var out []Agreement
-	for _, m := range sm.Metrics {
-		if m.Pass == nil {
-			continue
-		}
-		out = append(out, Agreement{Simulation: sm.Label, Name: m.Metric,
-			Criterion: fmt.Sprintf("|sim mean - real mean| <= %.0f%% of real", 100*m.Tolerance),
-			Observed:  fmt.Sprintf("sim %.1f vs real %.1f: %+.1f%%", m.SimMean, m.Real, 100*m.RelError),
-			Pass:      *m.Pass})
-	}
-	for _, c := range sm.Series {
-		if c.Pass == nil {
-			continue
-		}
-		out = append(out, Agreement{Simulation: sm.Label, Name: c.Series + " per window",
-			Criterion: fmt.Sprintf("inside the simulated spread (min-max of the replications) in all but %d windows", c.AllowedOutside),
-			Observed: fmt.Sprintf("%d of %d windows inside the spread, %d inside the 95%% band; W1 %.0f ms (p %.2f)",
-				c.WindowsInsideEnvelope, c.Windows, c.WindowsInside, c.W1Ms, c.W1P),
-			Pass: *c.Pass})
-	}
-	return out
-}
-
-// loadAverage is /proc/loadavg's first three fields: the machine's load,
-// which shows in every real latency.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
+// replicate runs reps replications of s under policy spec, replication r
+// with seed s.Seed+r (real run k uses seed s.Seed+k-1, so its twin is
+// replication k-1), on every core.
+func replicate(s *sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, error) {
+	b, err := policies.New(spec)
 	if err != nil {
-		return "unknown"
+		return nil, fmt.Errorf("policy %s: %w", spec.Label, err)
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// describeCapacity prints a capacity in one short phrase.
-func describeCapacity(c *models.CapacitySpec) string {
-	if c == nil {
-		return "none (no backlog seen)"
-	}
-	if c.DecidePerS > 0 {
-		return fmt.Sprintf("decide %.0f/s, then admit %.1f/s", c.DecidePerS, c.AdmitPerS)
-	}
-	return fmt.Sprintf("admit %.1f/s, reject %.0f/s, decided at %s", c.AdmitPerS, c.RejectPerS, c.Decide)
-}
-
-// describeDistPtr is describeDist, "none" for nil.
-func describeDistPtr(d *models.Distribution) string {
-	if d == nil {
-		return "none"
-	}
-	return describeDist(*d)
-}
-
-// describeDist prints a distribution in one short phrase.
-func describeDist(d models.Distribution) string {
-	switch d.Dist {
-	case "lognormal":
-		return fmt.Sprintf("lognormal(median %v, sigma %.2f, cap %v)", d.Median, d.Sigma, d.Cap)
-	case "uniform":
-		return fmt.Sprintf("uniform[%v, %v)", d.Min, d.Max)
-	case "empirical":
-		p := d.Points
-		return fmt.Sprintf("empirical(%d points: min %v, median %v, max %v)", len(p), p[0], p[(len(p)-1)/2], p[len(p)-1])
-	}
-	return fmt.Sprintf("fixed %v", d.Value)
+	out := make([]sim.Result, reps)
+	err = results.ForEach(reps, 0, func(r int) error {
+		out[r] = sim.Run(s, b, s.Seed+uint64(r))
+		return nil
+	})
+	return out, err
 }

@@ -13,8 +13,10 @@ import (
 // of what it documents (after an optional article), so a comment that
 // slipped onto the wrong declaration shows.
 func TestDocCommentsNameWhatTheyDocument(t *testing.T) {
-	for _, bad := range misplacedDocs(t, ".") {
-		t.Error(bad)
+	for _, dir := range []string{".", "compare", "fit", "lab", "measured", "report"} {
+		for _, bad := range misplacedDocs(t, dir) {
+			t.Error(bad)
+		}
 	}
 }
 

@@ -1,0 +1,489 @@
+// Package compare sets real runs beside a model's simulated replications:
+// metric by metric (the real mean against the replications' mean, central
+// 95 % and min-max) and window by window, and judges the agreement by the
+// tolerances below. It is pure.
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"stormsim/calibrate/measured"
+	"stormsim/sim"
+)
+
+// Tolerances of the agreement a checked model must reach.
+const (
+	AttemptsTolerance    = 0.10 // |sim mean - real mean| / real mean of total attempts
+	ConvergenceTolerance = 0.20 // the same for the time until the last client is back
+)
+
+// Interval quantiles: the simulated "95% interval" of a metric is the
+// central 95% of the replications' values, the range a single real run
+// should fall in if the model is right (not the confidence interval of the
+// mean, which shrinks with the number of replications).
+const (
+	intervalLo = 0.025
+	intervalHi = 0.975
+)
+
+// metricDef is one scalar compared between real runs and simulations.
+type metricDef struct {
+	name, unit string
+	tolerance  float64 // agreement check on the relative error; 0 = reported only
+	real       func(*measured.Run) (float64, bool)
+	sim        func(*sim.Result) (float64, bool)
+}
+
+func always(v float64) (float64, bool) { return v, true }
+
+var metricDefs = []metricDef{
+	{"attempts", "count", AttemptsTolerance,
+		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Attempts)) },
+		func(s *sim.Result) (float64, bool) { return always(float64(s.Attempts)) }},
+	{"rejected", "count", 0,
+		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Rejected)) },
+		func(s *sim.Result) (float64, bool) { return always(float64(s.Rejected)) }},
+	{"first_window_attempts", "count", 0,
+		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.FirstWindowAttempts)) },
+		func(s *sim.Result) (float64, bool) { return always(float64(s.FirstWindowAttempts)) }},
+	{"peak_attempts_per_window", "count", 0,
+		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAttemptsPerWindow)) },
+		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAttemptsPerWindow)) }},
+	{"peak_accepts_per_window", "count", 0,
+		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAcceptsPerWindow)) },
+		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAcceptsPerWindow)) }},
+	{"connect_ms.p50", "ms", 0,
+		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P50) },
+		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P50) }},
+	{"connect_ms.p90", "ms", 0,
+		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P90) },
+		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P90) }},
+	{"convergence_ms", "ms", ConvergenceTolerance,
+		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConvergenceMs) },
+		func(s *sim.Result) (float64, bool) { return always(s.ConvergenceMs) }},
+	{"reclaim_ms", "ms", 0,
+		func(r *measured.Run) (float64, bool) { return always(r.ReclaimMs) },
+		func(s *sim.Result) (float64, bool) {
+			if s.Reclaim == nil {
+				return 0, false
+			}
+			return s.Reclaim.ReclaimMs, true
+		}},
+	drainMetric("drain.attempts", "count", func(d *measured.Drain) float64 { return float64(d.Summary.Attempts) },
+		func(d *sim.DrainResult) float64 { return float64(d.Attempts) }),
+	drainMetric("drain.convergence_ms", "ms", func(d *measured.Drain) float64 { return d.Summary.ConvergenceMs },
+		func(d *sim.DrainResult) float64 { return d.DrainMs }),
+	drainMetric("drain.leftover_routes", "count", func(d *measured.Drain) float64 { return float64(d.RoutesLeft) },
+		func(d *sim.DrainResult) float64 { return float64(d.LeftoverRoutes) }),
+}
+
+// drainMetric is a metric of the drain phase, absent when either side has
+// no drain.
+func drainMetric(name, unit string, real func(*measured.Drain) float64, simulated func(*sim.DrainResult) float64) metricDef {
+	return metricDef{name: name, unit: unit,
+		real: func(r *measured.Run) (float64, bool) {
+			if r.Drain == nil {
+				return 0, false
+			}
+			return real(r.Drain), true
+		},
+		sim: func(s *sim.Result) (float64, bool) {
+			if s.Drain == nil {
+				return 0, false
+			}
+			return simulated(s.Drain), true
+		}}
+}
+
+// MetricComparison is one metric, real against simulated.
+type MetricComparison struct {
+	Metric   string    `json:"metric"`
+	Unit     string    `json:"unit"`      // "count" or "ms"
+	Real     float64   `json:"real"`      // mean over the real runs
+	RealRuns []float64 `json:"real_runs"` // each real run's value
+	SimMean  float64   `json:"sim_mean"`
+	SimLo    float64   `json:"sim_lo"`  // 2.5th percentile of the replications
+	SimHi    float64   `json:"sim_hi"`  // 97.5th percentile
+	SimMin   float64   `json:"sim_min"` // smallest replication value
+	SimMax   float64   `json:"sim_max"` // largest
+	// SimTwin is the mean of the replications with the real runs' own seeds:
+	// the same draws as the real clients made; TwinRelError is (SimTwin -
+	// Real) / Real. With latency the twin's storm still diverges from the
+	// real one (other clients meet an empty bucket), so for a metric decided
+	// by a few clients' draws, such as the last client back, it is a hint,
+	// not a check.
+	SimTwin      float64 `json:"sim_twin"`
+	TwinRelError float64 `json:"twin_rel_error"`
+	// RealPercentile is where the real mean falls among the replications
+	// (the fraction of them below it, ties counted half).
+	RealPercentile float64 `json:"real_percentile"`
+	// RelError is (SimMean - Real) / Real; 0 when both are 0, ±Inf when only Real is.
+	RelError  float64 `json:"rel_error"`
+	Inside    bool    `json:"inside"`              // SimLo <= Real <= SimHi
+	Tolerance float64 `json:"tolerance,omitempty"` // checked |RelError| bound, if any
+	Pass      *bool   `json:"pass,omitempty"`      // |RelError| <= Tolerance, if checked
+}
+
+// Metrics compares every metric both sides have. Replication i used seed
+// firstSeed+i; a real run's twin is the replication with its seed.
+func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []MetricComparison {
+	var out []MetricComparison
+	for _, d := range metricDefs {
+		var realVals, simVals, twins []float64
+		ok := true
+		for _, r := range runs {
+			v, has := d.real(r)
+			ok = ok && has
+			realVals = append(realVals, v)
+		}
+		for i := range reps {
+			v, has := d.sim(&reps[i])
+			ok = ok && has
+			simVals = append(simVals, v)
+		}
+		if !ok || len(runs) == 0 || len(reps) == 0 {
+			continue
+		}
+		for _, r := range runs {
+			if i := r.Seed - firstSeed; r.Seed >= firstSeed && i < uint64(len(simVals)) {
+				twins = append(twins, simVals[i])
+			}
+		}
+		c := MetricComparison{Metric: d.name, Unit: d.unit, Real: stat.Mean(realVals, nil), RealRuns: realVals,
+			SimMean: stat.Mean(simVals, nil), SimTwin: stat.Mean(twins, nil)}
+		c.SimLo, c.SimHi = Interval(simVals)
+		c.SimMin, c.SimMax = slices.Min(simVals), slices.Max(simVals)
+		c.RealPercentile = percentileOf(c.Real, simVals)
+		c.RelError, c.TwinRelError = relError(c.SimMean, c.Real), relError(c.SimTwin, c.Real)
+		c.Inside = c.SimLo <= c.Real && c.Real <= c.SimHi
+		if d.tolerance > 0 {
+			c.Tolerance = d.tolerance
+			pass := math.Abs(c.RelError) <= d.tolerance
+			c.Pass = &pass
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Interval is the central 95% of values: the empirical 2.5th and 97.5th
+// percentiles.
+func Interval(values []float64) (lo, hi float64) {
+	v := slices.Sorted(slices.Values(values))
+	return stat.Quantile(intervalLo, stat.Empirical, v, nil), stat.Quantile(intervalHi, stat.Empirical, v, nil)
+}
+
+// percentileOf is the fraction of values below x, ties counted half: the
+// mid-rank of x among the simulated values.
+func percentileOf(x float64, values []float64) float64 {
+	below, equal := 0, 0
+	for _, v := range values {
+		switch {
+		case v < x:
+			below++
+		case v == x:
+			equal++
+		}
+	}
+	return (float64(below) + float64(equal)/2) / float64(len(values))
+}
+
+// relError is (sim - real) / real.
+func relError(sim, real float64) float64 {
+	switch {
+	case real != 0:
+		return (sim - real) / real
+	case sim == 0:
+		return 0
+	}
+	return math.Copysign(math.Inf(1), sim)
+}
+
+// SeriesComparison compares one per-window series. Window i covers
+// [i*WindowMs, (i+1)*WindowMs) from the failure.
+type SeriesComparison struct {
+	Series   string    `json:"series"` // "attempts", "accepts" or "connected_fraction"
+	WindowMs float64   `json:"window_ms"`
+	Real     []float64 `json:"real"`     // mean over the real runs
+	SimMean  []float64 `json:"sim_mean"` // mean over the replications
+	SimLo    []float64 `json:"sim_lo"`   // 2.5th percentile per window
+	SimHi    []float64 `json:"sim_hi"`   // 97.5th percentile per window
+	SimMin   []float64 `json:"sim_min"`  // smallest replication value per window
+	SimMax   []float64 `json:"sim_max"`  // largest
+	// WindowsInside counts windows where the real value lies in [SimLo,
+	// SimHi], WindowsInsideEnvelope those where it lies in [SimMin, SimMax].
+	WindowsInside         int `json:"windows_inside"`
+	WindowsInsideEnvelope int `json:"windows_inside_envelope"`
+	Windows               int `json:"windows"`
+	// For count series, diagnostics of the shape: distances between the
+	// distributions over time of the real and the simulated events (window
+	// centres weighted by counts, the replications pooled).
+	W1Ms float64 `json:"w1_ms,omitempty"` // Wasserstein-1 (earth mover's) distance, ms
+	KS   float64 `json:"ks,omitempty"`    // Kolmogorov-Smirnov statistic
+	// W1P is the Monte-Carlo p-value of W1Ms: the fraction of simulated
+	// stand-ins (the mean of as many replications as there are real runs)
+	// at least as far from the pooled simulation. It is small when the real
+	// runs vary more than the model's runs do.
+	W1P float64 `json:"w1_p,omitempty"`
+	// AllowedOutside is how many windows may lie outside the envelope (count
+	// series): were the model exact, a real window would fall outside the
+	// min-max of R replications with probability 2/(R+1), and this is the
+	// smallest k that more than k of the windows exceed with probability
+	// below 5% (binomial).
+	AllowedOutside int `json:"allowed_outside,omitempty"`
+	// SpreadRatio (count series, two real runs or more) is the median, over
+	// the windows where the replications vary, of the real runs' standard
+	// deviation over the replications': about 1 when the real storm varies
+	// from run to run as the model's draws make it vary, well above 1 when
+	// something the model leaves out (here, CPU contention on a small lab
+	// machine) moves the real runs; the spread criterion then fails for
+	// want of spread, not of level. 0 when it cannot be computed.
+	SpreadRatio float64 `json:"spread_ratio,omitempty"`
+	// Pass (count series): the real series lies inside the simulated
+	// spread, all but at most AllowedOutside windows.
+	Pass *bool `json:"pass,omitempty"`
+}
+
+// seriesOf extracts a per-window series from a real run and a result.
+type seriesOf struct {
+	name string
+	real func(*measured.Run) []float64
+	sim  func(*sim.Result) []float64
+	// counts says the series counts events (a distance applies); otherwise
+	// it is a level such as the connected fraction.
+	counts bool
+}
+
+var seriesDefs = []seriesOf{
+	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true},
+	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true},
+	// Both sides from accepts at the admission decision (the real
+	// Summary's own connected fraction counts hellos; the simulator has no
+	// per-window connects).
+	{"connected_fraction", func(r *measured.Run) []float64 {
+		return cumulativeFraction(int64s(r.Decisions.Accepts), r.Crash.Clients)
+	},
+		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false},
+}
+
+// Series compares every series, padding all to one length (counts with
+// zeros, fractions with their last value).
+func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesComparison {
+	var out []SeriesComparison
+	for _, d := range seriesDefs {
+		realRuns := make([][]float64, len(runs))
+		simRuns := make([][]float64, len(reps))
+		n := 0
+		for k, r := range runs {
+			realRuns[k] = d.real(r)
+			n = max(n, len(realRuns[k]))
+		}
+		for i := range reps {
+			simRuns[i] = d.sim(&reps[i])
+			n = max(n, len(simRuns[i]))
+		}
+		for k := range realRuns {
+			realRuns[k] = padSeries(realRuns[k], n, d.counts)
+		}
+		for i := range simRuns {
+			simRuns[i] = padSeries(simRuns[i], n, d.counts)
+		}
+		c := SeriesComparison{Series: d.name, WindowMs: windowMs, Windows: n,
+			Real: meanSeries(realRuns), SimMean: meanSeries(simRuns), SimLo: make([]float64, n), SimHi: make([]float64, n),
+			SimMin: make([]float64, n), SimMax: make([]float64, n)}
+		column := make([]float64, len(simRuns))
+		for w := range n {
+			for i := range simRuns {
+				column[i] = simRuns[i][w]
+			}
+			c.SimLo[w], c.SimHi[w] = Interval(column)
+			c.SimMin[w], c.SimMax[w] = slices.Min(column), slices.Max(column)
+			if c.SimLo[w] <= c.Real[w] && c.Real[w] <= c.SimHi[w] {
+				c.WindowsInside++
+			}
+			if c.SimMin[w] <= c.Real[w] && c.Real[w] <= c.SimMax[w] {
+				c.WindowsInsideEnvelope++
+			}
+		}
+		if d.counts {
+			c.SpreadRatio = spreadRatio(realRuns, simRuns)
+			c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
+			c.AllowedOutside = allowedOutside(n, len(reps))
+			pass := c.Windows-c.WindowsInsideEnvelope <= c.AllowedOutside
+			c.Pass = &pass
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// spreadRatio is SeriesComparison.SpreadRatio for padded series of equal
+// length: per window the sample standard deviation of the real runs over
+// that of the replications, the median of these (the lower middle one)
+// over the windows where the replications' is positive; 0 with fewer than 2 of either or no such
+// window.
+func spreadRatio(realRuns, simRuns [][]float64) float64 {
+	if len(realRuns) < 2 || len(simRuns) < 2 {
+		return 0
+	}
+	var ratios []float64
+	realCol, simCol := make([]float64, len(realRuns)), make([]float64, len(simRuns))
+	for w := range realRuns[0] {
+		for k := range realRuns {
+			realCol[k] = realRuns[k][w]
+		}
+		for i := range simRuns {
+			simCol[i] = simRuns[i][w]
+		}
+		if sd := stat.StdDev(simCol, nil); sd > 0 {
+			ratios = append(ratios, stat.StdDev(realCol, nil)/sd)
+		}
+	}
+	return median(ratios)
+}
+
+// allowedOutside is the smallest k with P(X > k) < 5% for X ~
+// Binomial(windows, 2/(reps+1)): the number of windows outside the min-max
+// envelope of reps replications that an exact model would exceed rarely.
+func allowedOutside(windows, reps int) int {
+	if windows == 0 || reps < 1 {
+		return 0
+	}
+	b := distuv.Binomial{N: float64(windows), P: 2 / float64(reps+1)}
+	k := 0
+	for 1-b.CDF(float64(k)) >= 0.05 {
+		k++
+	}
+	return k
+}
+
+// seriesDistance measures how far the real mean series is from the pooled
+// simulation (W1 in ms and KS, with events at window centres) and how
+// unusual that is: the fraction of stand-ins, each the mean of k
+// consecutive replications, whose W1 to the pooled simulation is at least
+// the real one's.
+func seriesDistance(real, pooled []float64, simRuns [][]float64, k int, windowMs float64) (w1, ks, p float64) {
+	centres := make([]float64, len(pooled))
+	for i := range centres {
+		centres[i] = (float64(i) + 0.5) * windowMs
+	}
+	w1 = wasserstein(centres, real, pooled)
+	ks = kolmogorovSmirnov(centres, real, pooled)
+	k = max(k, 1)
+	var farther, total int
+	for start := 0; start+k <= len(simRuns); start += k {
+		standIn := meanSeries(simRuns[start : start+k])
+		if wasserstein(centres, standIn, pooled) >= w1 {
+			farther++
+		}
+		total++
+	}
+	if total > 0 {
+		p = float64(farther) / float64(total)
+	}
+	return w1, ks, p
+}
+
+// wasserstein is the W1 distance between two weightings of the same
+// support (nonnegative weights); NaN if either is all zero.
+func wasserstein(x, a, b []float64) float64 {
+	xa, wa := support(x, a)
+	xb, wb := support(x, b)
+	if xa == nil || xb == nil {
+		return math.NaN()
+	}
+	return stat.WassersteinDistance(xa, xb, wa, wb)
+}
+
+func kolmogorovSmirnov(x, a, b []float64) float64 {
+	xa, wa := support(x, a)
+	xb, wb := support(x, b)
+	if xa == nil || xb == nil {
+		return math.NaN()
+	}
+	return stat.KolmogorovSmirnov(xa, wa, xb, wb)
+}
+
+// support keeps the points of x with a positive weight in w, weights
+// normalised to sum to 1 (gonum's distances want positive weights); nil if
+// there are none.
+func support(x, w []float64) (xs, ws []float64) {
+	sum := 0.0
+	for _, v := range w {
+		if v > 0 {
+			sum += v
+		}
+	}
+	if sum <= 0 {
+		return nil, nil
+	}
+	for i, v := range w {
+		if v > 0 {
+			xs, ws = append(xs, x[i]), append(ws, v/sum)
+		}
+	}
+	return xs, ws
+}
+
+func meanSeries(runs [][]float64) []float64 {
+	if len(runs) == 0 {
+		return nil
+	}
+	out := make([]float64, len(runs[0]))
+	for _, r := range runs {
+		for i, v := range r {
+			out[i] += v
+		}
+	}
+	for i := range out {
+		out[i] /= float64(len(runs))
+	}
+	return out
+}
+
+// padSeries extends s to n windows: counts with 0, levels with their last
+// value.
+func padSeries(s []float64, n int, counts bool) []float64 {
+	out := make([]float64, n)
+	copy(out, s)
+	if !counts && len(s) > 0 {
+		for i := len(s); i < n; i++ {
+			out[i] = s[len(s)-1]
+		}
+	}
+	return out
+}
+
+// cumulativeFraction is the running sum of accepts over clients: the
+// fraction connected by the end of each window.
+func cumulativeFraction(accepts []float64, clients int) []float64 {
+	out := make([]float64, len(accepts))
+	sum := 0.0
+	for i, a := range accepts {
+		sum += a
+		if clients > 0 {
+			out[i] = sum / float64(clients)
+		}
+	}
+	return out
+}
+
+func int64s(v []int64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// median is the empirical median (the lower middle value); 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(v)), nil)
+}

@@ -1,0 +1,198 @@
+package compare
+
+import (
+	"math"
+	"testing"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/storm"
+	"stormsim/sim"
+)
+
+func TestWassersteinAndKS(t *testing.T) {
+	centres := []float64{125, 375, 625}
+	cases := []struct {
+		name   string
+		a, b   []float64
+		w1, ks float64
+	}{
+		// All mass moves one window: W1 is the window, KS the whole mass.
+		{"one window later", []float64{4, 0, 0}, []float64{0, 2, 0}, 250, 1},
+		// Half the mass moves two windows: 0.5 * 500.
+		{"half two windows later", []float64{1, 0, 1}, []float64{2, 0, 0}, 250, 0.5},
+		{"same shape, other scale", []float64{1, 2, 1}, []float64{10, 20, 10}, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := wasserstein(centres, c.a, c.b); math.Abs(got-c.w1) > 1e-9 {
+				t.Errorf("W1 = %v, want %v", got, c.w1)
+			}
+			if got := kolmogorovSmirnov(centres, c.a, c.b); math.Abs(got-c.ks) > 1e-9 {
+				t.Errorf("KS = %v, want %v", got, c.ks)
+			}
+		})
+	}
+	if !math.IsNaN(wasserstein(centres, []float64{0, 0, 0}, []float64{1, 0, 0})) {
+		t.Error("W1 of an empty series is not NaN")
+	}
+}
+
+func TestIntervalPercentileRelError(t *testing.T) {
+	values := make([]float64, 200)
+	for i := range values {
+		values[i] = float64(i + 1) // 1..200
+	}
+	// Empirical quantiles: the ceil(q*n)-th smallest: 5th and 195th.
+	if lo, hi := Interval(values); lo != 5 || hi != 195 {
+		t.Errorf("interval = [%v, %v], want [5, 195]", lo, hi)
+	}
+	cases := []struct {
+		x, want float64
+	}{{0, 0}, {1, 0.0025}, {100.5, 0.5}, {201, 1}}
+	for _, c := range cases {
+		if got := percentileOf(c.x, values); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("percentileOf(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	rel := []struct{ sim, real, want float64 }{{110, 100, 0.1}, {90, 100, -0.1}, {0, 0, 0}, {5, 0, math.Inf(1)}, {-5, 0, math.Inf(-1)}}
+	for _, c := range rel {
+		if got := relError(c.sim, c.real); !closeTo(got, c.want, 1e-12) {
+			t.Errorf("relError(%v, %v) = %v, want %v", c.sim, c.real, got, c.want)
+		}
+	}
+}
+
+// closeTo reports whether got is want (infinities exactly) or within tol
+// of it; NaN is close to nothing, so a NaN result always fails.
+func closeTo(got, want, tol float64) bool {
+	if math.IsInf(want, 0) {
+		return got == want
+	}
+	return math.Abs(got-want) <= tol
+}
+
+func TestCloseToRejectsNaN(t *testing.T) {
+	for _, want := range []float64{0, 0.1, math.Inf(1)} {
+		if closeTo(math.NaN(), want, 1e-12) {
+			t.Errorf("closeTo(NaN, %v) = true", want)
+		}
+	}
+}
+
+// TestCompareMetricsAgainstReplications: real 100 attempts against
+// replications of 90, 100, 110, 120: mean 105 (+5%), twin (replication 0,
+// the real run's seed) 90, inside [90, 120], which is also the spread.
+func TestCompareMetricsAgainstReplications(t *testing.T) {
+	real := []*measured.Run{{Seed: 7, Crash: storm.Summary{Attempts: 100, ConvergenceMs: 1000}}}
+	var reps []sim.Result
+	for _, a := range []int64{90, 100, 110, 120} {
+		reps = append(reps, sim.Result{Attempts: a, ConvergenceMs: 1300})
+	}
+	got := Metrics(real, reps, 7)
+	find := func(name string) MetricComparison {
+		for _, m := range got {
+			if m.Metric == name {
+				return m
+			}
+		}
+		t.Fatalf("no metric %s in %v", name, got)
+		return MetricComparison{}
+	}
+	a := find("attempts")
+	if a.Real != 100 || a.SimMean != 105 || math.Abs(a.RelError-0.05) > 1e-12 || a.SimTwin != 90 ||
+		a.SimLo != 90 || a.SimHi != 120 || a.SimMin != 90 || a.SimMax != 120 || !a.Inside || a.Pass == nil || !*a.Pass {
+		t.Errorf("attempts = %+v", a)
+	}
+	if c := find("convergence_ms"); c.Pass == nil || *c.Pass || c.Inside {
+		t.Errorf("convergence 1300 vs 1000 (+30%%) passed or is inside: %+v", c)
+	}
+	for _, m := range got {
+		if m.Metric == "reclaim_ms" || m.Metric == "drain.attempts" {
+			t.Errorf("%s compared although the replications have no such model", m.Metric)
+		}
+	}
+}
+
+// TestCompareSeriesSpread: 39 replications, 13 each of [10 0], [20 10]
+// and [30 20]; the real [25 5] lies inside the min-max spread in both
+// windows. With 39 replications one of two windows may be outside by
+// chance (p = 2/40: P(X > 1) = 0.25%), both may not.
+func TestCompareSeriesSpread(t *testing.T) {
+	real := []*measured.Run{{Decisions: measured.Series{Attempts: []int64{25, 5}, Accepts: []int64{5, 5}}, Crash: storm.Summary{Clients: 10}}}
+	var reps []sim.Result
+	for range 13 {
+		reps = append(reps,
+			sim.Result{Clients: 10, Series: sim.Series{Attempts: []int64{10}, Accepts: []int64{10}}},
+			sim.Result{Clients: 10, Series: sim.Series{Attempts: []int64{20, 10}, Accepts: []int64{5, 5}}},
+			sim.Result{Clients: 10, Series: sim.Series{Attempts: []int64{30, 20}, Accepts: []int64{4, 6}}})
+	}
+	got := Series(real, reps, 250)
+	a := got[0]
+	if a.Series != "attempts" || a.Windows != 2 || a.WindowsInsideEnvelope != 2 || a.AllowedOutside != 1 || a.Pass == nil || !*a.Pass ||
+		a.SimMin[1] != 0 || a.SimMax[0] != 30 || a.SimMean[0] != 20 {
+		t.Errorf("attempts = %+v", a)
+	}
+	c := got[2]
+	if c.Series != "connected_fraction" || c.Pass != nil || c.Real[1] != 1 || c.SimMin[1] != 1 {
+		t.Errorf("connected fraction = %+v (padded with the last value, no distance)", c)
+	}
+	cases := []struct {
+		real []int64
+		pass bool
+	}{{[]int64{35, 5}, true}, {[]int64{35, 25}, false}}
+	for _, cs := range cases {
+		real[0].Decisions.Attempts = cs.real
+		if a := Series(real, reps, 250)[0]; *a.Pass != cs.pass {
+			t.Errorf("real %v: pass %v, want %v (%d of 2 windows inside)", cs.real, *a.Pass, cs.pass, a.WindowsInsideEnvelope)
+		}
+	}
+}
+
+// TestAllowedOutside: with 200 replications a window falls outside by
+// chance with p = 2/201; over 11 windows P(X >= 1) = 10% but P(X >= 2) =
+// 0.5%, so one window may be outside. With 3 replications (p = 1/2) over 2
+// windows P(X > 1) = 25%: both may be.
+func TestAllowedOutside(t *testing.T) {
+	cases := []struct{ windows, reps, want int }{{11, 200, 1}, {11, 100, 1}, {2, 3, 2}, {40, 10000, 0}, {0, 200, 0}}
+	for _, c := range cases {
+		if got := allowedOutside(c.windows, c.reps); got != c.want {
+			t.Errorf("allowedOutside(%d, %d) = %d, want %d", c.windows, c.reps, got, c.want)
+		}
+	}
+}
+
+// TestSpreadRatio: window 0, real runs 10 and 30 (sample sd 14.14) against
+// replications 18, 20, 22 (sd 2): 7.07; window 1 has no simulated spread
+// and is skipped; window 2, real 0 and 4 (sd 2.83) against 1, 3, 5 (sd 2):
+// 1.41. The lower middle of {1.41, 7.07} is 1.41. One real run: 0.
+func TestSpreadRatio(t *testing.T) {
+	real := [][]float64{{10, 5, 0}, {30, 5, 4}}
+	sims := [][]float64{{18, 0, 1}, {20, 0, 3}, {22, 0, 5}}
+	if got, want := spreadRatio(real, sims), math.Sqrt2; math.Abs(got-want) > 1e-12 {
+		t.Errorf("spreadRatio = %v, want %v", got, want)
+	}
+	if got := spreadRatio(real[:1], sims); got != 0 {
+		t.Errorf("one real run: spreadRatio = %v, want 0", got)
+	}
+	if got := spreadRatio(real, [][]float64{{1, 1, 1}, {1, 1, 1}}); got != 0 {
+		t.Errorf("no simulated spread: spreadRatio = %v, want 0", got)
+	}
+}
+
+// TestTwinsFollowTheSeeds: a real run's twin is the replication with its
+// seed, whatever its place among the runs: runs with seeds 9 and 7 (a
+// disturbed run 8 replaced) have replications 2 and 0 as twins, 110 and
+// 90, mean 100; a run whose seed no replication has has no twin.
+func TestTwinsFollowTheSeeds(t *testing.T) {
+	var reps []sim.Result
+	for _, a := range []int64{90, 100, 110, 120} {
+		reps = append(reps, sim.Result{Attempts: a})
+	}
+	real := []*measured.Run{{Seed: 9, Crash: storm.Summary{Attempts: 100}}, {Seed: 7, Crash: storm.Summary{Attempts: 100}},
+		{Seed: 40, Crash: storm.Summary{Attempts: 100}}}
+	for _, m := range Metrics(real, reps, 7) {
+		if m.Metric == "attempts" && m.SimTwin != 100 {
+			t.Errorf("twin mean %v, want 100 (replications 2 and 0)", m.SimTwin)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package fit
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"stormsim/calibrate/measured"
+)
+
+// The first wave's span runs between these quantiles of its decisions:
+// the fastest and slowest few are left out (a client the machine starved,
+// one that found the survivor idle).
+const (
+	waveLo = 0.02
+	waveHi = 0.98
+)
+
+// FirstWave is how the clients' first attempts reached the survivor's
+// decision, per run and pooled (the median over the runs).
+type FirstWave struct {
+	Runs []WaveRun `json:"runs"`
+	// OnsetMs is detection.delay: how long after the kill the first
+	// attempts begin to be decided.
+	OnsetMs float64 `json:"onset_ms"`
+	// DecidePerS is capacity.decide_per_s: how fast the survivor decides
+	// a backlog of handshakes.
+	DecidePerS float64 `json:"decide_per_s"`
+}
+
+// WaveRun is one run's first wave.
+type WaveRun struct {
+	Run      int     `json:"run"`
+	Attempts int     `json:"attempts"` // first attempts whose decision is known
+	OnsetMs  float64 `json:"onset_ms"` // their decisions' 2nd percentile
+	SpanMs   float64 `json:"span_ms"`  // from the 2nd to the 98th percentile
+	// WavePerS is 0.96 x Attempts / SpanMs: the first wave's rate, a lower
+	// bound of the survivor's decision rate (the clients may not send
+	// faster: the initial jitter spreads them, and so does their process);
+	// BacklogPerS is the other lower bound (Backlog); DecidePerS the larger.
+	WavePerS    float64 `json:"wave_per_s"`
+	BacklogPerS float64 `json:"backlog_per_s"`
+	DecidePerS  float64 `json:"decide_per_s"`
+}
+
+// fitFirstWave measures each run's first wave and takes the medians.
+func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
+	var w FirstWave
+	var onsets, rates []float64
+	for _, r := range runs {
+		var decided []float64
+		for _, h := range r.Handshakes {
+			if at, ok := h.DecidedMs(); ok && h.Attempt == 1 {
+				decided = append(decided, at)
+			}
+		}
+		if len(decided) < minSamples {
+			continue
+		}
+		slices.Sort(decided)
+		wr := WaveRun{Run: r.Run, Attempts: len(decided), OnsetMs: quantile(decided, waveLo)}
+		wr.SpanMs = quantile(decided, waveHi) - wr.OnsetMs
+		if wr.SpanMs > 0 {
+			wr.WavePerS = 1000 * (waveHi - waveLo) * float64(len(decided)) / wr.SpanMs
+		}
+		if b, ok := measureBacklog(r); ok {
+			wr.BacklogPerS = b.DecidePerS
+		}
+		wr.DecidePerS = roundTo(max(wr.WavePerS, wr.BacklogPerS), 1)
+		w.Runs = append(w.Runs, wr)
+		onsets = append(onsets, wr.OnsetMs)
+		if wr.DecidePerS > 0 {
+			rates = append(rates, wr.DecidePerS)
+		}
+	}
+	if len(onsets) == 0 || len(rates) == 0 {
+		return w, errors.New("capacity.decide_per_s: no run has the survivor's decisions on 3 first attempts or more")
+	}
+	w.OnsetMs, w.DecidePerS = roundTo(median(onsets), 0.001), median(rates)
+	return w, nil
+}
+
+// quantile is the p-quantile of sorted values, interpolated between order
+// statistics (h = p(n-1)).
+func quantile(sorted []float64, p float64) float64 {
+	h := p * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}

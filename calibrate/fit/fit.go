@@ -1,0 +1,124 @@
+// Package fit turns real runs into the simulator's sections for the
+// gateway and the machine the runs crossed: capacity, network and
+// detection. What it fits is meant to carry over to another storm on the
+// same gateway and machine (other buckets, policies, client counts): the
+// survivor's rates, the legs of a request and how their delays are shared,
+// not the shape of the storms it was fitted on. It is pure: real runs in,
+// model sections and the figures they come from out.
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/storm"
+	"stormsim/models"
+)
+
+// Method says in words how the sections are fitted, for calibration.json.
+const Method = "one fit on all the runs, the same fit on each run alone for the per-run figures; " +
+	"capacity.admit_per_s = 1 / the mean gap between consecutive admitted lines of the survivor while a backlog of " +
+	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work); " +
+	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +
+	"the runs of the larger of two lower bounds of the survivor's decision rate: the first wave's, 0.96 x its first " +
+	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +
+	"send them: the initial jitter, the client process), and the backlog's, decisions / the time a backlog of " +
+	"requests sent but not yet decided existed; detection: reset, a fixed delay, the median over the runs of the 2nd " +
+	"percentile of the first attempts' decisions after the kill; the clients' first attempts then meet the " +
+	"decision stage with no out leg of their own (network.first_out 0), and the stage spreads them over " +
+	"max(initial_jitter, clients / decide_per_s), a function of the client count; " +
+	"network.out and .back: the legs of rejected retries, out = from when the retry was due (the previous answer " +
+	"plus the wait then chosen; the client's lateness included) to the survivor's 429 line, back = from that line to " +
+	"the answer; network.first_back the back legs of rejected first attempts; each a lognormal fitted by log-moments " +
+	"(median exp(mean ln x), sigma sd(ln x), capped at the largest sample); server_time: per admitted handshake its " +
+	"latency minus its own out leg, its time at the survivor (decision to admitted line) and the median back leg, " +
+	"floored at 0.1 ms; reject_time 0; shared_every: per run, for every pair of rejected retries the difference of " +
+	"their out legs, the upper edge of the widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the " +
+	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs"
+
+// minSamples is the fewest values a distribution or a rate is fitted to.
+const minSamples = 3
+
+// Fit is the fitted model with the figures it comes from. Times are
+// milliseconds, rates per second.
+type Fit struct {
+	Method string `json:"method"`
+	Model  Model  `json:"model"`
+
+	Claims    Claims     `json:"claims"`
+	FirstWave FirstWave  `json:"first_wave"`
+	Legs      Legs       `json:"legs"`
+	Shared    SharedEach `json:"shared"`
+	// Runs is the same fit on each run alone: how steady the lab was.
+	Runs []RunFit `json:"runs"`
+}
+
+// RunFit is the fit of one run alone.
+type RunFit struct {
+	Run   int    `json:"run"`
+	Model *Model `json:"model,omitempty"` // nil: the run cannot be fitted alone (Error says why)
+	Error string `json:"error,omitempty"`
+}
+
+// Runs fits the model to runs: one fit on all of them, and the same on
+// each alone (Fit.Runs). It fails when the runs together do not have what
+// a section needs (a backlog of claims, rejected retries).
+func Runs(runs []*measured.Run) (Fit, error) {
+	f, err := fitRuns(runs)
+	if err != nil {
+		return f, err
+	}
+	for _, r := range runs {
+		one, err := fitRuns([]*measured.Run{r})
+		rf := RunFit{Run: r.Run}
+		if err != nil {
+			rf.Error = err.Error()
+		} else {
+			rf.Model = &one.Model
+		}
+		f.Runs = append(f.Runs, rf)
+	}
+	return f, nil
+}
+
+// fitRuns is the one fit pipeline.
+func fitRuns(runs []*measured.Run) (Fit, error) {
+	f := Fit{Method: Method}
+	if len(runs) == 0 {
+		return f, errors.New("no real run to fit")
+	}
+	var err error
+	if f.Claims, err = fitClaims(runs); err != nil {
+		return f, err
+	}
+	if f.FirstWave, err = fitFirstWave(runs); err != nil {
+		return f, err
+	}
+	if f.Legs, err = fitLegs(runs); err != nil {
+		return f, err
+	}
+	f.Shared = fitShared(runs)
+	f.Model = Model{
+		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, Decide: models.DecideOnArrival,
+			DecidePerS: f.FirstWave.DecidePerS},
+		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: "fixed"},
+			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: "fixed"},
+			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every},
+		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "fixed", Value: durationMs(f.FirstWave.OnsetMs)}},
+	}
+	if err := f.Model.Validate(); err != nil {
+		return f, fmt.Errorf("fitted model: %w", err)
+	}
+	return f, nil
+}
+
+// Quantiles are nearest-rank quantiles, ms.
+type Quantiles = storm.Quantiles
+
+// durationMs converts float milliseconds to a duration rounded to the
+// microsecond, so that fitted parameters print readably.
+func durationMs(v float64) time.Duration {
+	return time.Duration(roundTo(v*1000, 1)) * time.Microsecond
+}

@@ -1,0 +1,84 @@
+package fit
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/protocol"
+)
+
+// sharedGapsMs are the send-gap bins (upper edges, ms) over which
+// sharedEvery compares the out legs of two rejected retries.
+var sharedGapsMs = []float64{2, 5, 10, 25, 50, 100, 250}
+
+// SharedEach is how long the delay on the way to the survivor was common
+// to every request: per run, and the median over the runs
+// (network.shared_every).
+type SharedEach struct {
+	RunsMs []float64     `json:"runs_ms"`
+	Every  time.Duration `json:"every"`
+}
+
+// fitShared measures each run's sharing and takes the median.
+func fitShared(runs []*measured.Run) SharedEach {
+	var s SharedEach
+	for _, r := range runs {
+		s.RunsMs = append(s.RunsMs, ms(sharedEvery(r.Handshakes)))
+	}
+	s.Every = durationMs(median(s.RunsMs))
+	return s
+}
+
+// sharedEvery measures network.shared_every in one real run. For each
+// pair of rejected retries (their out legs measured from when each was
+// due, the lag included) it takes the difference of the out legs; the
+// result is the upper edge of the widest run of send-gap bins, from the
+// narrowest on (bins without pairs skipped), in which the median
+// difference is at most half the median over all pairs: retries sent that
+// close are at least twice as alike as any two. 0 when even the narrowest
+// bin is not, or with fewer than 3 retries.
+func sharedEvery(hs []measured.Handshake) time.Duration {
+	type retry struct{ sentMs, outMs float64 }
+	var rs []retry
+	for _, h := range hs {
+		if h.Attempt > 1 && h.Status == protocol.StatusTooManyRequests && h.OutMs != nil {
+			rs = append(rs, retry{h.SentMs, *h.OutMs + h.LagMs})
+		}
+	}
+	if len(rs) < minSamples {
+		return 0
+	}
+	slices.SortFunc(rs, func(a, b retry) int { return cmp.Compare(a.sentMs, b.sentMs) })
+	var all []float64
+	byGap := make([][]float64, len(sharedGapsMs))
+	for i := range rs {
+		for j := i + 1; j < len(rs); j++ {
+			d := math.Abs(rs[j].outMs - rs[i].outMs)
+			all = append(all, d)
+			gap := rs[j].sentMs - rs[i].sentMs
+			if b, ok := slices.BinarySearch(sharedGapsMs, gap); b < len(sharedGapsMs) {
+				if ok { // on an edge: the next bin's
+					b++
+				}
+				if b < len(sharedGapsMs) {
+					byGap[b] = append(byGap[b], d)
+				}
+			}
+		}
+	}
+	limit := median(all) / 2
+	shared := 0.0
+	for b, ds := range byGap {
+		if len(ds) == 0 {
+			continue // no pair that far apart: no evidence either way
+		}
+		if median(ds) > limit {
+			break
+		}
+		shared = sharedGapsMs[b]
+	}
+	return durationMs(shared)
+}

@@ -1,0 +1,180 @@
+package lab
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/client"
+	"stormsim/gateway/logline"
+)
+
+var origin = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms float64) time.Time { return origin.Add(time.Duration(ms * float64(time.Millisecond))) }
+
+// TestDecisionSeries: the gateway's clock started 1000 ms before origin
+// (token_ms 1000 = origin). Admissions at token_ms 1010 and 1300 (logged
+// 0.2 ms and 40 ms later) fall in windows 0 and 1 of 250 ms; rejections
+// logged at 100 and 260 ms in windows 0 and 1; a line before origin is not
+// counted.
+func TestDecisionSeries(t *testing.T) {
+	adm := func(tokenMs, logDelayMs float64) logLine {
+		return logLine{Msg: logline.Admitted, Time: at(tokenMs - 1000 + logDelayMs),
+			Fields: map[string]any{logline.KeyTokenMs: tokenMs, logline.KeyDevice: "d", logline.KeyAttempt: 1.0}}
+	}
+	rej := func(ms float64) logLine {
+		return logLine{Msg: logline.Rejected, Time: at(ms), Fields: map[string]any{logline.KeyStatus: 429.0, logline.KeyDevice: "d"}}
+	}
+	lines := []logLine{adm(1010, 0.2), adm(1300, 40), rej(100), rej(260), rej(-5), {Msg: "closed", Time: at(10)}}
+	d, err := decisionsOf(lines, origin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.series(250 * time.Millisecond)
+	want := measured.Series{Attempts: []int64{2, 2}, Accepts: []int64{1, 1}, Rejects: []int64{1, 1},
+		PeakAttemptsPerWindow: 2, PeakAcceptsPerWindow: 1, FirstWindowAttempts: 2, ClockSkewMs: 39.8}
+	if s.ClockSkewMs < 39.79 || s.ClockSkewMs > 39.81 {
+		t.Errorf("clock skew %v, want 39.8", s.ClockSkewMs)
+	}
+	s.ClockSkewMs = want.ClockSkewMs
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("series = %+v\nwant     %+v", s, want)
+	}
+	if _, err := decisionsOf([]logLine{rej(1)}, origin, nil); err == nil || !strings.Contains(err.Error(), "no admitted") {
+		t.Errorf("err = %v, want no admitted lines", err)
+	}
+}
+
+// TestDecisionsNeedTheContractsKeys: a line the contract says carries a
+// key but does not is an error naming the key, not a decision at 0.
+func TestDecisionsNeedTheContractsKeys(t *testing.T) {
+	cases := []struct {
+		name string
+		line logLine
+		key  string
+	}{
+		{"admitted without token_ms", logLine{Msg: logline.Admitted, Fields: map[string]any{logline.KeyDevice: "d", logline.KeyAttempt: 1.0}}, logline.KeyTokenMs},
+		{"admitted without attempt", logLine{Msg: logline.Admitted, Fields: map[string]any{logline.KeyDevice: "d", logline.KeyTokenMs: 1.0}}, logline.KeyAttempt},
+		{"rejected without status", logLine{Msg: logline.Rejected, Fields: map[string]any{logline.KeyDevice: "d"}}, logline.KeyStatus},
+		{"429 without device", logLine{Msg: logline.Rejected, Fields: map[string]any{logline.KeyStatus: 429.0}}, logline.KeyDevice},
+	}
+	for _, c := range cases {
+		if _, err := decisionsOf([]logLine{c.line}, origin, nil); err == nil || !strings.Contains(err.Error(), `"`+c.key+`"`) {
+			t.Errorf("%s: err = %v, want one naming %q", c.name, err, c.key)
+		}
+	}
+}
+
+// TestDecisionsPlacedBySends: the gateway's clock started 1000 ms before
+// origin; admissions at token_ms 1010 and 1240 log 300 and 280 ms later
+// (a loaded gateway). By the log lines alone they would lie at 290 and
+// 520 ms (windows 1 and 2); the clients sent them at 9.5 and 200 ms, so the
+// clock started no earlier than 9.5 - 1010 = -1000.5 ms, which places them
+// at 9.5 and 239.5 ms (window 0), 280.5 ms earlier.
+func TestDecisionsPlacedBySends(t *testing.T) {
+	adm := func(device string, tokenMs, logDelayMs float64) logLine {
+		return logLine{Msg: logline.Admitted, Time: at(tokenMs - 1000 + logDelayMs),
+			Fields: map[string]any{logline.KeyTokenMs: tokenMs, logline.KeyDevice: device, logline.KeyAttempt: 2.0}}
+	}
+	lines := []logLine{adm("u-000-d1", 1010, 300), adm("u-001-d1", 1240, 280)}
+	sent := map[attemptKey]time.Time{{"u-000-d1", 2}: at(9.5), {"u-001-d1", 2}: at(200), {"u-001-d1", 1}: at(500)}
+	d, err := decisionsOf(lines, origin, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.series(250 * time.Millisecond)
+	if !reflect.DeepEqual(s.Accepts, []int64{2}) || math.Abs(s.ClockSlackMs-280.5) > 1e-6 {
+		t.Errorf("accepts %v, slack %v ms; want [2], 280.5", s.Accepts, s.ClockSlackMs)
+	}
+	want := []measured.Claim{{Device: "u-000-d1", Attempt: 2, DecidedMs: 9.5, DoneMs: 310}, {Device: "u-001-d1", Attempt: 2, DecidedMs: 239.5, DoneMs: 520}}
+	for i, c := range d.claims {
+		if c.Device != want[i].Device || c.Attempt != want[i].Attempt || math.Abs(c.DecidedMs-want[i].DecidedMs) > 1e-6 || math.Abs(c.DoneMs-want[i].DoneMs) > 1e-6 {
+			t.Errorf("claim %d = %+v, want %+v", i, c, want[i])
+		}
+	}
+	if d, _ := decisionsOf(lines, origin, nil); !reflect.DeepEqual(d.series(250*time.Millisecond).Accepts, []int64{0, 1, 1}) {
+		t.Errorf("without sends: accepts %v, want [0 1 1]", d.series(250*time.Millisecond).Accepts)
+	}
+}
+
+func TestPeakInWindow(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		times []time.Duration
+		want  int64
+	}{
+		{"none", nil, 0},
+		{"straddling an aligned boundary", ms(200, 240, 260, 300, 460), 4},
+		{"half-open: t+window is outside", ms(0, 250), 1},
+		{"burst", ms(5, 5, 5, 5), 4},
+	}
+	for _, c := range cases {
+		if got := peakInWindow(c.times, 250*time.Millisecond); got != c.want {
+			t.Errorf("%s: peak = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCrashHandshakes: the closed event belongs to the start round but
+// counts as the notice (12 ms); sends are in ms from the origin; the
+// retry, due at the 429's answer plus the 200 ms wait then chosen (247
+// ms), was sent 3 ms late; the start round's attempt is not the storm's.
+func TestCrashHandshakes(t *testing.T) {
+	events := []client.Event{
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundStart, Time: at(-500), Sent: at(-510), Answered: at(-500), Status: 101, Attempt: 1},
+		{Kind: client.EventClosed, Client: 0, RoundKind: client.RoundStart, Time: at(12)},
+		{Kind: client.EventRound, Client: 0, RoundKind: client.RoundDrop, Time: at(12), Wait: 30 * time.Millisecond},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(47), Sent: at(45), Answered: at(47), Status: 429, Attempt: 1, Wait: 200 * time.Millisecond},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(260), Sent: at(250), Answered: at(260), Status: 101, Attempt: 2},
+	}
+	hs, notice := crashHandshakes(events, origin)
+	want := []measured.Handshake{{Attempt: 1, Status: 429, SentMs: 45, LatencyMs: 2}, {Attempt: 2, Status: 101, SentMs: 250, LatencyMs: 10, LagMs: 3}}
+	if !reflect.DeepEqual(hs, want) || !reflect.DeepEqual(notice, []float64{12}) {
+		t.Errorf("crashHandshakes = %+v, %v\nwant             %+v, [12]", hs, notice, want)
+	}
+}
+
+// TestAttachDecisions: an admitted handshake's out leg is its claim's
+// decision less its send (100 - 40 = 60 ms) and its time at the gateway
+// the claim's (180 - 100 = 80 ms); a device's 429s pair with its rejected
+// lines in time order whatever the order of the handshakes (30 - 10 = 20
+// and 150 - 110 = 40 ms); a device with fewer lines than 429s, a 503 and
+// an admission without a claim get none.
+func TestAttachDecisions(t *testing.T) {
+	d := gatewayDecisions{claims: []measured.Claim{{Device: "d1", Attempt: 3, DecidedMs: 100, DoneMs: 180}},
+		rejectsMs: []float64{150, 30, 70}, rejectDevices: []string{"d2", "d2", "d3"}}
+	hs := []measured.Handshake{
+		{Device: "d1", DeviceAttempt: 3, Status: 101, SentMs: 40},
+		{Device: "d2", DeviceAttempt: 2, Status: 429, SentMs: 110},
+		{Device: "d2", DeviceAttempt: 1, Status: 429, SentMs: 10},
+		{Device: "d3", DeviceAttempt: 1, Status: 429, SentMs: 20},
+		{Device: "d3", DeviceAttempt: 2, Status: 429, SentMs: 60},
+		{Device: "d4", DeviceAttempt: 1, Status: 503, SentMs: 5},
+		{Device: "d5", DeviceAttempt: 1, Status: 101, SentMs: 5},
+	}
+	attachDecisions(hs, d)
+	want := []float64{60, 40, 20, -1, -1, -1, -1} // -1: none
+	for i, h := range hs {
+		got := -1.0
+		if h.OutMs != nil {
+			got = *h.OutMs
+		}
+		if math.Abs(got-want[i]) > 1e-9 {
+			t.Errorf("handshake %d (%s attempt %d): out %v ms, want %v", i, h.Device, h.DeviceAttempt, got, want[i])
+		}
+	}
+	if g := hs[0].GatewayMs; g == nil || *g != 80 {
+		t.Errorf("time at the gateway %v, want 80 ms", g)
+	}
+}

@@ -1,0 +1,54 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"stormsim/calibrate/measured"
+)
+
+// ReclaimSlack widens the analytic reclaim bound for a real run: two
+// processes' ticker jitter, the sweep's DELETE and the log write on a
+// loaded 2-core machine (the gateway's own SIGKILL test uses the same).
+const ReclaimSlack = 150 * time.Millisecond
+
+// Checks are the seed document's checks ("The lab experiment and its
+// results") on one real run of plan p.
+func Checks(p Plan, r *measured.Run) []measured.Check {
+	n := int64(p.Clients)
+	c := r.Crash
+	var out []measured.Check
+	add := func(kind, name, expected, observed string, pass bool) {
+		out = append(out, measured.Check{Run: r.Run, Kind: kind, Name: name, Expected: expected, Observed: observed, Pass: pass})
+	}
+	add("normal", "baseline routes", fmt.Sprintf("%d routes on %s before the fault", n, GatewayFailed),
+		fmt.Sprint(r.BaselineRoutes), r.BaselineRoutes == n)
+	lo, hi := p.ReclaimLo-ReclaimSlack, p.ReclaimHi+ReclaimSlack
+	add("recovery", "reclaim inside bound", fmt.Sprintf("kill to sweep in [%v, %v] ± %v", p.ReclaimLo, p.ReclaimHi, ReclaimSlack),
+		fmt.Sprintf("%.0f ms (%d routes)", r.ReclaimMs, r.ReclaimedRoutes), r.ReclaimMs >= ms(lo) && r.ReclaimMs <= ms(hi) && r.ReclaimedRoutes >= 1)
+	add("recovery", "all back on the survivor at head",
+		fmt.Sprintf("%d routes on %s, %d clients at head %d", n, GatewaySurvivor, n, r.Head),
+		fmt.Sprintf("%d routes, %d at head, %d reconnected, %d stopped", r.RoutesOnSurvivor, c.AtHead, c.Reconnected, c.Stopped),
+		r.RoutesOnSurvivor == n && int64(c.AtHead) == n && int64(c.Reconnected) == n && c.Stopped == 0)
+	if !math.IsInf(p.AcceptBound, 1) {
+		// Fixed windows shift each accept by half its handshake, so one more
+		// than the bound may land in a window (the seed allowed 21 for 20).
+		windowBound := math.Floor(p.AcceptBound) + 1
+		add("bound", "accept peak per window", fmt.Sprintf("at most %.0f per %v window (client side)", windowBound, p.Window),
+			fmt.Sprint(c.PeakAcceptsPerWindow), float64(c.PeakAcceptsPerWindow) <= windowBound)
+		add("bound", "gateway admissions in any window", fmt.Sprintf("at most %g in any %v (gw-b's decision times)", p.AcceptBound, p.Window),
+			fmt.Sprint(r.GatewayPeakAccepted), float64(r.GatewayPeakAccepted) <= p.AcceptBound)
+	}
+	add("bound", "client and gateway 429 counts", "equal", fmt.Sprintf("client %d, gateway %d", c.Client429, r.Gateway429),
+		c.Client429 == r.Gateway429)
+	if d := r.Drain; d != nil {
+		s := d.Summary
+		add("normal", "drain", fmt.Sprintf("exit 0; goaway and 1001 to all %d; no route of %s left; all on %s", n, GatewaySurvivor, GatewayDrainDest),
+			fmt.Sprintf("exit %d; goaway %d (sent %d); 1001 %d; routes left %d; %d on %s, %d at head",
+				d.ExitCode, s.Goaways, d.GoawaySent, s.Closes["1001"], d.RoutesLeft, d.RoutesOnDest, GatewayDrainDest, s.AtHead),
+			d.ExitCode == 0 && s.Goaways == n && d.GoawaySent == n && s.Closes["1001"] == n && d.RoutesLeft == 0 &&
+				d.RoutesOnDest == n && int64(s.AtHead) == n)
+	}
+	return out
+}

@@ -1,0 +1,178 @@
+package lab
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/logline"
+	"stormsim/gateway/protocol"
+)
+
+// attemptKey names one handshake on both sides: the device and the attempt
+// counter it sent (?attempt=), which the gateway logs as logline.KeyAttempt.
+type attemptKey struct {
+	device  string
+	attempt int64
+}
+
+// gatewayDecisions are a gateway's admission decisions from its log, in ms
+// from the phase's origin.
+type gatewayDecisions struct {
+	claims        []measured.Claim // admitted handshakes
+	rejectsMs     []float64        // 429 decisions (a rejected line is written at its decision)
+	rejectDevices []string         // rejectDevices[i] is the device of rejectsMs[i] (the line names no attempt)
+	// skewMs and slackMs describe the placement of the admitted decisions
+	// (measured.Series.ClockSkewMs and ClockSlackMs).
+	skewMs, slackMs float64
+}
+
+// decisionsOf places a gateway's decisions in wall time, in ms from origin.
+// A rejected line is written at its decision. An admitted line is written
+// after the claim and the upgrade but carries logline.KeyTokenMs, the
+// decision on the gateway's monotonic clock, whose origin in wall time lies
+// between two bounds: at most the earliest (line time - token_ms), since no
+// line precedes its decision, and at least the latest (sent - token_ms)
+// over the handshakes the clients sent (sent maps them to their send
+// times), since no decision precedes its request. The lower bound is used
+// when known: the storm's first handshakes reach an idle gateway and are
+// decided within a loopback hop of being sent, whereas under load even the
+// fastest admission logs hundreds of milliseconds after its decision (the
+// upper bound then places every admission that much late). A line without
+// the keys the contract promises is an error.
+func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Time) (gatewayDecisions, error) {
+	type admission struct {
+		key   attemptKey
+		token time.Duration
+		at    time.Time
+	}
+	var d gatewayDecisions
+	var admitted []admission
+	var upper, lower time.Time
+	var offsets []time.Time
+	for _, l := range lines {
+		switch l.Msg {
+		case logline.Admitted:
+			device, err := l.str(logline.KeyDevice)
+			if err != nil {
+				return d, err
+			}
+			attempt, err := l.num(logline.KeyAttempt)
+			if err != nil {
+				return d, err
+			}
+			tokenMs, err := l.num(logline.KeyTokenMs)
+			if err != nil {
+				return d, err
+			}
+			a := admission{attemptKey{device, int64(attempt)}, durationOfMs(tokenMs), l.Time}
+			admitted = append(admitted, a)
+			o := l.Time.Add(-a.token)
+			offsets = append(offsets, o)
+			if upper.IsZero() || o.Before(upper) {
+				upper = o
+			}
+			if at, ok := sent[a.key]; ok {
+				if lo := at.Add(-a.token); lower.IsZero() || lo.After(lower) {
+					lower = lo
+				}
+			}
+		case logline.Rejected:
+			status, err := l.num(logline.KeyStatus)
+			if err != nil {
+				return d, err
+			}
+			if int(status) != protocol.StatusTooManyRequests {
+				continue
+			}
+			device, err := l.str(logline.KeyDevice)
+			if err != nil {
+				return d, err
+			}
+			d.rejectsMs = append(d.rejectsMs, ms(l.Time.Sub(origin)))
+			d.rejectDevices = append(d.rejectDevices, device)
+		}
+	}
+	if len(admitted) == 0 {
+		return d, errors.New("gateway log has no admitted lines: cannot place its admission decisions")
+	}
+	clock := upper
+	if !lower.IsZero() && !lower.After(upper) {
+		clock = lower
+		d.slackMs = ms(upper.Sub(lower))
+	}
+	d.skewMs = skew(offsets, upper)
+	for _, a := range admitted {
+		d.claims = append(d.claims, measured.Claim{Device: a.key.device, Attempt: a.key.attempt,
+			DecidedMs: ms(clock.Add(a.token).Sub(origin)), DoneMs: ms(a.at.Sub(origin))})
+	}
+	return d, nil
+}
+
+// series counts the decisions from the origin on, in windows of window:
+// where the simulator counts an attempt (it decides on arrival).
+func (d gatewayDecisions) series(window time.Duration) measured.Series {
+	s := measured.Series{ClockSkewMs: d.skewMs, ClockSlackMs: d.slackMs}
+	windowMs := ms(window)
+	for _, c := range d.claims {
+		if c.DecidedMs >= 0 {
+			s.Add(int(c.DecidedMs/windowMs), true)
+		}
+	}
+	for _, r := range d.rejectsMs {
+		if r >= 0 {
+			s.Add(int(r/windowMs), false)
+		}
+	}
+	s.Finish()
+	return s
+}
+
+// skew is how far above the earliest offset the fifth earliest lies, in ms.
+func skew(offsets []time.Time, earliest time.Time) float64 {
+	d := make([]float64, len(offsets))
+	for i, o := range offsets {
+		d[i] = ms(o.Sub(earliest))
+	}
+	slices.Sort(d)
+	return d[min(4, len(d)-1)]
+}
+
+// admitTimes are the admission decisions of a gateway's admitted lines
+// (their token_ms, on its own monotonic clock), sorted.
+func admitTimes(lines []logLine) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, l := range lines {
+		if l.Msg != logline.Admitted {
+			continue
+		}
+		v, err := l.num(logline.KeyTokenMs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, durationOfMs(v))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// peakInWindow is the most times (sorted) inside any half-open interval
+// [t, t+window): the token bucket's bound holds for every such interval,
+// not only for windows aligned to the storm's origin.
+func peakInWindow(times []time.Duration, window time.Duration) int64 {
+	best, lo := 0, 0
+	for hi := range times {
+		for times[hi]-times[lo] >= window {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return int64(best)
+}
+
+// ms converts d to float milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// durationOfMs converts float milliseconds to a duration.
+func durationOfMs(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

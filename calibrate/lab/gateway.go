@@ -1,0 +1,214 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"stormsim/gateway/logline"
+	"stormsim/models"
+)
+
+// How long the harness waits on a gateway process.
+const (
+	gatewayStartWait = 15 * time.Second // until its "listening" log line
+	gatewayExitWait  = 10 * time.Second // after SIGTERM, for the drain and exit
+	metricsTimeout   = 2 * time.Second
+)
+
+// gatewaySpec is one gateway process of the lab.
+type gatewaySpec struct {
+	ID         string
+	Lease      time.Duration
+	Ping, Idle time.Duration
+	Admission  models.AdmissionSpec // token_bucket or unlimited
+	DrainGrace time.Duration
+	DBConns    int // handshake pool size
+	DBURL      string
+	Schema     string
+	LogPath    string // the process's raw JSON log (stderr)
+}
+
+// args is the command line of cmd/gateway serve for s.
+func (s gatewaySpec) args() ([]string, error) {
+	rate, burst := 0.0, 1
+	switch s.Admission.Kind {
+	case "token_bucket":
+		rate, burst = s.Admission.Rate, s.Admission.Burst
+	case "unlimited":
+	default:
+		return nil, fmt.Errorf("gateway %s: admission kind %q has no real gateway counterpart (token_bucket or unlimited)", s.ID, s.Admission.Kind)
+	}
+	return []string{"serve", "--id", s.ID, "--listen", "127.0.0.1:0", "--schema", s.Schema,
+		"--lease", s.Lease.String(), "--ping", s.Ping.String(), "--idle", s.Idle.String(),
+		"--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(burst),
+		"--retry-after", s.Admission.RetryAfter.String(), "--drain-grace", s.DrainGrace.String(),
+		"--db-conns", strconv.Itoa(s.DBConns)}, nil
+}
+
+// gatewayProc is a running gateway subprocess and its parsed log.
+type gatewayProc struct {
+	spec   gatewaySpec
+	cmd    *exec.Cmd
+	addr   string // host:port from the "listening" line
+	log    *logBook
+	exited chan struct{}
+	state  *os.ProcessState
+}
+
+// startGateway starts bin with spec in its own process group and waits for
+// its "listening" line. On any error the process is already killed.
+func startGateway(ctx context.Context, bin string, spec gatewaySpec) (*gatewayProc, error) {
+	args, err := spec.args()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.Create(spec.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(gatewayEnv(), "DATABASE_URL="+spec.DBURL)
+	cmd.SysProcAttr = processAttr(nil)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	p := &gatewayProc{spec: spec, cmd: cmd, log: newLogBook(), exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("gateway %s: %w", spec.ID, err)
+	}
+	go func() {
+		p.log.read(io.TeeReader(stderr, raw))
+		cmd.Wait()
+		raw.Close()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	line, err := p.waitLog(ctx, logline.Listening, gatewayStartWait)
+	if err == nil {
+		p.addr, err = line.str(logline.KeyAddr)
+	}
+	if err != nil {
+		p.kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// gatewayEnv is this process's environment without GATEWAY_* variables,
+// which would silently override the flags the harness sets.
+func gatewayEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GATEWAY_") && !strings.HasPrefix(kv, "DATABASE_URL=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// pid is the process id.
+func (p *gatewayProc) pid() int { return p.cmd.Process.Pid }
+
+// url is the gateway's WebSocket base URL.
+func (p *gatewayProc) url() string { return "ws://" + p.addr }
+
+// waitLog waits for the first log line with message msg.
+func (p *gatewayProc) waitLog(ctx context.Context, msg string, within time.Duration) (logLine, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		lines, changed := p.log.find(msg)
+		if len(lines) > 0 {
+			return lines[0], nil
+		}
+		select {
+		case <-changed:
+		case <-p.exited:
+			if lines, _ := p.log.find(msg); len(lines) > 0 {
+				return lines[0], nil
+			}
+			return logLine{}, fmt.Errorf("gateway %s exited (%v) before logging %q: %s", p.spec.ID, p.state, msg, p.log.last())
+		case <-ctx.Done():
+			if ctx.Err() == context.DeadlineExceeded {
+				return logLine{}, fmt.Errorf("gateway %s did not log %q within %v (last: %s)", p.spec.ID, msg, within, p.log.last())
+			}
+			return logLine{}, ctx.Err()
+		}
+	}
+}
+
+// signal sends sig to the gateway process and returns when it was sent.
+func (p *gatewayProc) signal(sig syscall.Signal) (time.Time, error) {
+	at := time.Now()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return at, fmt.Errorf("gateway %s: %v: %w", p.spec.ID, sig, err)
+	}
+	return at, nil
+}
+
+// wait waits for the process to exit and returns its exit code (-1 when a
+// signal ended it).
+func (p *gatewayProc) wait(ctx context.Context, within time.Duration) (int, error) {
+	select {
+	case <-p.exited:
+		return p.state.ExitCode(), nil
+	case <-time.After(within):
+		return 0, fmt.Errorf("gateway %s did not exit within %v", p.spec.ID, within)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// kill ends the process group at once and waits for the process.
+func (p *gatewayProc) kill() {
+	killGroup(p.cmd.Process.Pid)
+	<-p.exited
+}
+
+// metrics scrapes /metrics into sample name (with labels) -> value.
+func (p *gatewayProc) metrics(ctx context.Context) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("gateway %s /metrics: %w", p.spec.ID, err)
+	}
+	defer resp.Body.Close()
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads the Prometheus text format: "name{labels} value"
+// lines; comments are skipped.
+func parseMetrics(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			return nil, fmt.Errorf("metrics: malformed line %q", line)
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: malformed value in %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,433 @@
+// Package lab runs a scenario's storm for real: PostgreSQL, the gateway
+// processes of the seed's lab (gw-a, gw-b, and gw-c for the drain) and the
+// scenario's clients (the project's own client, making the simulator's
+// exact draws), then reads what the clients and the gateways' logs saw into
+// a measured.Run. It also judges each run by the seed lab's checks and by
+// the machine's load while it ran.
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"stormsim/calibrate/measured"
+	"stormsim/gateway/client"
+	"stormsim/gateway/logline"
+	"stormsim/gateway/protocol"
+	"stormsim/gateway/store"
+	"stormsim/gateway/storm"
+	"stormsim/models"
+	"stormsim/policies"
+)
+
+// The lab's conversation and the events written around the crash, as in
+// the seed: one join event per device plus one, five messages before the
+// crash and ten that the clients miss while they are away.
+const (
+	labConversation = "lab"
+	messagesBefore  = 5
+	messagesMissed  = 10
+)
+
+// gatewayDBConns is each gateway's handshake pool: the cmd/gateway default.
+const gatewayDBConns = 8
+
+// Lab is what every real run shares.
+type Lab struct {
+	GatewayBin  string // the gateway binary
+	DatabaseURL string // loopback PostgreSQL (see OpenDatabase)
+	Dir         string // the gateways' raw logs go to Dir/logs/run-K
+	MaxClients  int    // refuse larger storms
+	// WaitQuiet is how long a run may wait, before it begins, for other
+	// work to fall below DisturbedCores; 0: it begins at once.
+	WaitQuiet time.Duration
+	// Record, if set, receives real.ndjson: every client event and every
+	// gateway lifecycle line.
+	Record io.Writer
+	// Progress, if set, receives one line per step.
+	Progress func(format string, args ...any)
+}
+
+// labRun is one real run in progress: what its phases share.
+type labRun struct {
+	lab    *Lab
+	plan   Plan
+	res    *measured.Run
+	db     *store.PG
+	schema string
+	logDir string
+
+	procs     []*gatewayProc
+	lifecycle []lifecycleLine
+	storm     *storm.Storm
+	witness   string
+	phases    *rand.Rand // pauses that make the lease phases samples
+	load      loadMeter
+	gwA, gwB  *gatewayProc
+	crashFrom time.Time // the crash storm's origin
+}
+
+// Run runs one real storm of plan p with the clients' draws from seed: gw-a
+// and gw-b start, every client connects to gw-a, gw-a is SIGKILLed and the
+// clients reconnect to gw-b; once gw-b has reclaimed gw-a's routes, gw-c
+// starts and gw-b is drained (SIGTERM). Every process is killed and the
+// schema dropped before it returns.
+func (l *Lab) Run(ctx context.Context, p Plan, run int, seed uint64) (res *measured.Run, err error) {
+	r := &labRun{lab: l, plan: p, res: &measured.Run{Run: run, Seed: seed}, schema: newSchemaName(),
+		logDir: filepath.Join(l.Dir, "logs", "run-"+strconv.Itoa(run)), witness: store.DeviceID(p.Clients),
+		phases: rand.New(rand.NewPCG(seed, uint64(run)))}
+	defer func() {
+		for _, g := range r.procs {
+			g.kill()
+		}
+		if derr := r.close(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	for _, phase := range []func(context.Context) error{r.measureQuiet, r.prepare, r.connect, r.crash, r.measureCrash, r.drain} {
+		if err := phase(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.res, nil
+}
+
+func (r *labRun) progress(format string, args ...any) {
+	if r.lab.Progress != nil {
+		r.lab.Progress("run %d: "+format, append([]any{r.res.Run}, args...)...)
+	}
+}
+
+// measureQuiet watches the machine before anything of the run starts, and
+// waits for it to be quiet if the lab says so.
+func (r *labRun) measureQuiet(ctx context.Context) error { return r.load.before(ctx, r.lab.WaitQuiet) }
+
+// prepare creates the run's schema, the devices (the clients and the
+// witness) and the conversation's first events.
+func (r *labRun) prepare(ctx context.Context) error {
+	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, r.lab.DatabaseURL, store.Options{Schema: r.schema, AppName: "stormsim-calibrate", MaxConns: 4})
+	if err != nil {
+		return fmt.Errorf("database: %w", oneLineErr(err))
+	}
+	r.db = db
+	if err := db.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", oneLineErr(err))
+	}
+	if _, err := db.ProvisionDevices(ctx, r.plan.Clients+1); err != nil {
+		return fmt.Errorf("provision devices: %w", err)
+	}
+	joins := make([]string, 0, r.plan.Clients+1+messagesBefore)
+	for i := 0; i <= r.plan.Clients; i++ {
+		joins = append(joins, "join "+store.DeviceID(i))
+	}
+	for i := 1; i <= messagesBefore; i++ {
+		joins = append(joins, "message "+strconv.Itoa(i))
+	}
+	if _, err := db.AppendEvents(ctx, labConversation, joins); err != nil {
+		return fmt.Errorf("write events: %w", err)
+	}
+	return nil
+}
+
+// close drops the schema and closes the store; the storm's record is
+// flushed and the lifecycle lines written first.
+func (r *labRun) close() error {
+	var err error
+	if r.storm != nil {
+		if cerr := r.storm.Close(); cerr != nil {
+			err = fmt.Errorf("record: %w", cerr)
+		}
+		writeLifecycle(r.lab.Record, r.res.Run, r.storm.T0(), r.procs, r.lifecycle)
+	}
+	if r.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if derr := r.db.DropSchema(ctx); derr != nil && err == nil {
+			err = fmt.Errorf("drop schema %s: %w", r.schema, derr)
+		}
+		r.db.Close()
+	}
+	return err
+}
+
+// startGateway starts gateway id with the run's lease, ping and idle and
+// the given admission.
+func (r *labRun) startGateway(ctx context.Context, id string, adm models.AdmissionSpec) (*gatewayProc, error) {
+	p := r.plan
+	g, err := startGateway(ctx, r.lab.GatewayBin, gatewaySpec{ID: id, Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: adm,
+		DrainGrace: p.DrainGrace, DBConns: gatewayDBConns, DBURL: r.lab.DatabaseURL, Schema: r.schema,
+		LogPath: filepath.Join(r.logDir, id+".log")})
+	if err == nil {
+		r.procs = append(r.procs, g)
+	}
+	return g, err
+}
+
+func (r *labRun) mark(gateway, action string) {
+	r.lifecycle = append(r.lifecycle, lifecycleLine{At: time.Now(), Gateway: gateway, Action: action})
+}
+
+// pause sleeps a uniform time in [0, ping): the lease model draws gw-a's
+// renew phase and gw-b's sweep phase uniformly, so random pauses before
+// gw-b starts and before the kill make the real phases samples of that,
+// instead of the harness's own rhythm.
+func (r *labRun) pause(ctx context.Context) error {
+	return client.SystemClock.Sleep(ctx, time.Duration(r.phases.Int64N(int64(r.plan.Ping))))
+}
+
+// connect starts gw-a and gw-b, connects every client and the witness to
+// gw-a, writes the messages the clients will miss and points the clients
+// at gw-b.
+func (r *labRun) connect(ctx context.Context) error {
+	p := r.plan
+	var err error
+	if r.gwA, err = r.startGateway(ctx, GatewayFailed, unlimited(p.Admission)); err != nil {
+		return err
+	}
+	if err := r.pause(ctx); err != nil {
+		return err
+	}
+	if r.gwB, err = r.startGateway(ctx, GatewaySurvivor, p.Admission); err != nil {
+		return err
+	}
+	drop, err := policies.New(p.Policy)
+	if err != nil {
+		return err
+	}
+	drainBackoff, err := policies.New(p.DrainPolicy)
+	if err != nil {
+		return err
+	}
+	writeMarker(r.lab.Record, runMarker{Event: "run", Client: -1, Run: r.res.Run, Seed: r.res.Seed, Schema: r.schema})
+	r.storm, err = storm.Start(ctx, storm.Config{
+		Clients:  p.Clients,
+		Gateways: []string{r.gwA.url()},
+		Client: client.Config{Seed: r.res.Seed, Conversations: []string{labConversation},
+			Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
+			Drain: client.Reconnect{Backoff: drainBackoff, InitialJitter: p.Jitter}},
+		StartSpread: time.Duration(p.Clients) * time.Millisecond,
+		Window:      p.Window,
+		Timeout:     time.Hour, // ctx carries the caller's timeout
+		MaxClients:  r.lab.MaxClients,
+		Record:      r.lab.Record,
+	})
+	if err != nil {
+		return err
+	}
+	r.progress("%d clients connected to %s", p.Clients, GatewayFailed)
+	if err := connectWitness(ctx, r.gwA.url(), r.witness); err != nil {
+		return fmt.Errorf("witness device: %w", err)
+	}
+	if r.res.BaselineRoutes, err = r.clientRoutes(ctx, GatewayFailed); err != nil {
+		return err
+	}
+	// The gateway does not push events, so messages written just before
+	// the kill are missed exactly like messages written during the outage,
+	// and no client can sync before they are committed.
+	missed := make([]string, messagesMissed)
+	for i := range missed {
+		missed[i] = "message " + strconv.Itoa(messagesBefore+i+1)
+	}
+	if r.res.Head, err = r.db.AppendEvents(ctx, labConversation, missed); err != nil {
+		return fmt.Errorf("write events: %w", err)
+	}
+	if err := r.storm.SetGateways([]string{r.gwB.url()}); err != nil {
+		return err
+	}
+	return r.pause(ctx)
+}
+
+// crash SIGKILLs gw-a and watches the clients storm gw-b until everyone is
+// back, the machine's load measured meanwhile.
+func (r *labRun) crash(ctx context.Context) error {
+	pids := []int{r.gwA.pid(), r.gwB.pid()}
+	r.load.stormStarts(pids)
+	var err error
+	r.res.Crash, err = r.storm.Observe(ctx, "crash", func(context.Context) error {
+		_, err := r.gwA.signal(syscall.SIGKILL)
+		r.mark(GatewayFailed, "sigkill")
+		return err
+	})
+	r.load.stormSettled(pids)
+	r.res.Load = r.load.load
+	if err != nil {
+		return err
+	}
+	r.crashFrom = r.storm.T0().Add(durationOfMs(r.res.Crash.StartMs))
+	r.progress("crash storm settled: %d attempts, last client back after %.0f ms", r.res.Crash.Attempts, r.res.Crash.ConvergenceMs)
+	return nil
+}
+
+// measureCrash reads the crash storm from the clients' events, gw-b's log
+// and metrics, and the routes table.
+func (r *labRun) measureCrash(ctx context.Context) error {
+	res, p := r.res, r.plan
+	events := r.storm.Events()
+	var notice []float64
+	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
+	res.NoticeMs = measured.NearestRank(notice)
+
+	sweep, err := waitSweep(ctx, r.gwB, GatewayFailed, p.ReclaimHi+2*time.Second)
+	if err != nil {
+		return err
+	}
+	res.ReclaimMs = ms(sweep.Time.Sub(r.crashFrom))
+	count, err := sweep.num(logline.KeyCount)
+	if err != nil {
+		return err
+	}
+	res.ReclaimedRoutes = int64(count)
+	m, err := r.gwB.metrics(ctx)
+	if err != nil {
+		return err
+	}
+	res.Gateway429 = int64(m[`gateway_handshakes_rejected_total{reason="429"}`])
+	res.GatewayAdmitted = int64(m["gateway_handshakes_admitted_total"])
+
+	lines := r.gwB.log.all()
+	admits, err := admitTimes(lines)
+	if err != nil {
+		return err
+	}
+	res.GatewayPeakAccepted = peakInWindow(admits, p.Window)
+	dec, err := decisionsOf(lines, r.crashFrom, sentTimes(events))
+	if err != nil {
+		return err
+	}
+	res.Decisions, res.Claims, res.RejectsMs = dec.series(p.Window), dec.claims, dec.rejectsMs
+	attachDecisions(res.Handshakes, dec)
+	res.RoutesOnSurvivor, err = r.clientRoutes(ctx, GatewaySurvivor)
+	return err
+}
+
+// drain starts gw-c, drains gw-b to it (SIGTERM) and waits for gw-b's
+// exit; nothing without the scenario's drain.
+func (r *labRun) drain(ctx context.Context) error {
+	p := r.plan
+	if !p.WithDrain {
+		return nil
+	}
+	gwC, err := r.startGateway(ctx, GatewayDrainDest, p.DrainAdmission)
+	if err != nil {
+		return err
+	}
+	if err := r.storm.SetGateways([]string{gwC.url()}); err != nil {
+		return err
+	}
+	d := &measured.Drain{}
+	d.Summary, err = r.storm.Observe(ctx, "drain", func(context.Context) error {
+		_, err := r.gwB.signal(syscall.SIGTERM)
+		r.mark(GatewaySurvivor, "sigterm")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if d.ExitCode, err = r.gwB.wait(ctx, gatewayExitWait+p.DrainGrace); err != nil {
+		return err
+	}
+	r.mark(GatewaySurvivor, "exited "+strconv.Itoa(d.ExitCode))
+	done, _ := r.gwB.log.find(logline.DrainDone)
+	if len(done) == 0 {
+		return fmt.Errorf("gateway %s exited %d without a %s line: %s", GatewaySurvivor, d.ExitCode, logline.DrainDone, r.gwB.log.last())
+	}
+	goaway, err := done[0].num(logline.KeyGoaway)
+	if err != nil {
+		return err
+	}
+	leftover, err := done[0].num(logline.KeyLeftoverRoutes)
+	if err != nil {
+		return err
+	}
+	d.GoawaySent, d.LeftoverRoutes = int64(goaway), int64(leftover)
+	if d.RoutesLeft, err = r.db.RouteCount(ctx, GatewaySurvivor); err != nil {
+		return err
+	}
+	if d.RoutesOnDest, err = r.clientRoutes(ctx, GatewayDrainDest); err != nil {
+		return err
+	}
+	r.res.Drain = d
+	r.progress("drain settled: last client back after %.0f ms", d.Summary.ConvergenceMs)
+	return nil
+}
+
+// clientRoutes counts gateway's routes, not counting the witness.
+func (r *labRun) clientRoutes(ctx context.Context, gateway string) (int64, error) {
+	n, err := r.db.RouteCountExcept(ctx, gateway, r.witness)
+	if err != nil {
+		return 0, fmt.Errorf("count routes of %s: %w", gateway, err)
+	}
+	return n, nil
+}
+
+// connectWitness connects one extra device to gw-a that never reconnects:
+// its route outlives the storm, so gw-b's sweep always has something to
+// delete and logs the reclaim time even when every client came back first.
+// The connection lasts until ctx ends or the gateway dies.
+func connectWitness(ctx context.Context, gateway, device string) error {
+	u := gateway + protocol.Path + "?" + protocol.QueryAttempt + "=1"
+	h := http.Header{}
+	h.Set(protocol.HeaderAuthorization, "Bearer "+device+":"+store.DeviceToken(device))
+	dctx, cancel := context.WithTimeout(ctx, client.DefaultHandshakeTimeout)
+	defer cancel()
+	conn, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPHeader: h, HTTPClient: client.DefaultHTTPClient})
+	if err != nil {
+		if resp != nil {
+			return fmt.Errorf("%s: status %d: %w", device, resp.StatusCode, err)
+		}
+		return err
+	}
+	if _, _, err := conn.Read(dctx); err != nil { // the hello
+		conn.CloseNow()
+		return err
+	}
+	rctx := conn.CloseRead(ctx) // answers pings until the gateway dies
+	go func() { <-rctx.Done(); conn.CloseNow() }()
+	return nil
+}
+
+// waitSweep waits for gw's sweep_reclaimed line about dead.
+func waitSweep(ctx context.Context, gw *gatewayProc, dead string, within time.Duration) (logLine, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		lines, changed := gw.log.find(logline.SweepReclaimed)
+		for _, l := range lines {
+			d, err := l.str(logline.KeyDeadGateway)
+			if err != nil {
+				return logLine{}, err
+			}
+			if d == dead {
+				return l, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return logLine{}, fmt.Errorf("gateway %s did not reclaim %s's routes within %v", gw.spec.ID, dead, within)
+			}
+			return logLine{}, ctx.Err()
+		}
+	}
+}
+
+// unlimited is gw-a's rule: it only hosts the clients before the crash, so
+// it admits everyone (with the scenario's Retry-After, unused).
+func unlimited(a models.AdmissionSpec) models.AdmissionSpec {
+	return models.AdmissionSpec{Kind: "unlimited", RetryAfter: a.RetryAfter}
+}

@@ -1,0 +1,208 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"stormsim/calibrate/measured"
+)
+
+// DisturbedCores is the CPU, in cores, that other work may take before or
+// during a real storm before the run counts as disturbed. A real storm of
+// 1,000 clients keeps both cores of a 2-core machine busy with its own
+// clients, gateways and PostgreSQL; what other processes take on top slows
+// it, and on this project's machine runs were measurably slower once other
+// work passed about a quarter of a core. Kernel time not charged to any
+// process (interrupts) is left out: loopback traffic puts the storm's own
+// there.
+const DisturbedCores = 0.25
+
+// quietSample is how long the machine is watched before each run.
+const quietSample = time.Second
+
+// cpuSample is the machine's and some processes' CPU time at one moment,
+// in clock ticks.
+type cpuSample struct {
+	total, busy uint64         // every CPU's ticks; those in user, nice and system time
+	cpus        int            // CPUs
+	own, db     map[int]uint64 // ticks of this program's processes and of PostgreSQL's, by pid
+}
+
+// cpuUse is what a window between two samples used, in cores.
+type cpuUse struct{ busy, own, db float64 }
+
+// other is the CPU of everything but this program and PostgreSQL.
+func (u cpuUse) other() float64 { return max(u.busy-u.own-u.db, 0) }
+
+// sampleCPU reads /proc: the machine's ticks, this process's and the given
+// pids' (the gateways), and every PostgreSQL process's.
+func sampleCPU(own []int) (cpuSample, error) {
+	s := cpuSample{own: map[int]uint64{}, db: map[int]uint64{}}
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 8 && f[0] == "cpu":
+			for i, v := range f[1:9] { // user nice system idle iowait irq softirq steal
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return s, err
+				}
+				s.total += n
+				if i < 3 {
+					s.busy += n
+				}
+			}
+		case len(f) > 0 && strings.HasPrefix(f[0], "cpu"):
+			s.cpus++
+		}
+	}
+	if s.cpus == 0 || s.total == 0 {
+		return s, errors.New("/proc/stat: no cpu lines")
+	}
+	for _, pid := range append([]int{os.Getpid()}, own...) {
+		if t, ok := processTicks(pid); ok {
+			s.own[pid] = t
+		}
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		comm, err := os.ReadFile(filepath.Join(d, "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		if t, ok := processTicks(pid); ok {
+			s.db[pid] = t
+		}
+	}
+	return s, nil
+}
+
+// processTicks is a process's user and system ticks (all its threads), from
+// /proc/PID/stat.
+func processTicks(pid int) (uint64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: count fields after it.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64) // field 14 of the whole line
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	return utime + stime, err1 == nil && err2 == nil
+}
+
+// since is the CPU used between s0 and s, in cores; a process counts only
+// if both samples saw it (one that ended in between is left out).
+func (s cpuSample) since(s0 cpuSample) cpuUse {
+	ticks := float64(s.total-s0.total) / float64(s.cpus) // elapsed, per CPU
+	if ticks <= 0 {
+		return cpuUse{}
+	}
+	delta := func(now, then map[int]uint64) float64 {
+		var d uint64
+		for pid, t := range now {
+			if t0, ok := then[pid]; ok && t >= t0 {
+				d += t - t0
+			}
+		}
+		return float64(d) / ticks
+	}
+	return cpuUse{busy: float64(s.busy-s0.busy) / ticks, own: delta(s.own, s0.own), db: delta(s.db, s0.db)}
+}
+
+// loadAverage is /proc/loadavg's one-minute figure, 0 if unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// loadMeter measures a run's measured.Load: the second before it, then the
+// crash storm.
+type loadMeter struct {
+	load   measured.Load
+	start  cpuSample
+	active bool // /proc is readable
+}
+
+// before watches the machine for quietSample while this program does
+// nothing else; with wait > 0 it keeps watching, a sample at a time, until
+// other work is below DisturbedCores or wait has passed.
+func (m *loadMeter) before(ctx context.Context, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		m.load.Average1m = loadAverage()
+		s0, err := sampleCPU(nil)
+		if err != nil {
+			return nil // no /proc: the load is not measured, and the report says so
+		}
+		select {
+		case <-time.After(quietSample):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s1, err := sampleCPU(nil)
+		if err != nil {
+			return nil
+		}
+		m.active, m.load.Measured = true, true
+		m.load.OtherBeforeCores = round2(s1.since(s0).other())
+		if m.load.OtherBeforeCores <= DisturbedCores || !time.Now().Before(deadline) {
+			return nil
+		}
+		m.load.WaitedMs += ms(quietSample)
+	}
+}
+
+// stormStarts samples the CPU as the storm begins; own are the gateways'
+// pids.
+func (m *loadMeter) stormStarts(own []int) {
+	if m.active {
+		m.start, _ = sampleCPU(own)
+	}
+}
+
+// stormSettled closes the window and judges the run.
+func (m *loadMeter) stormSettled(own []int) {
+	if !m.active || m.start.total == 0 {
+		return
+	}
+	end, err := sampleCPU(own)
+	if err != nil {
+		return
+	}
+	u := end.since(m.start)
+	m.load.OwnDuringCores, m.load.DatabaseCores, m.load.OtherDuringCores = round2(u.own), round2(u.db), round2(u.other())
+	m.load.Disturbed = disturbed(m.load)
+}
+
+// disturbed judges a run by the other work around it.
+func disturbed(l measured.Load) bool {
+	return l.Measured && (l.OtherBeforeCores > DisturbedCores || l.OtherDuringCores > DisturbedCores)
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }

@@ -1,0 +1,100 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"stormsim/models"
+	"stormsim/policies"
+	"stormsim/sim"
+)
+
+// Gateway ids of the lab, as in the seed document.
+const (
+	GatewayFailed    = "gw-a" // holds every client, then is SIGKILLed
+	GatewaySurvivor  = "gw-b" // admits the storm through the scenario's admission, then drains
+	GatewayDrainDest = "gw-c" // joins for the drain
+)
+
+// idlePings is the real gateways' idle timeout in ping intervals when the
+// scenario has no heartbeat detection: the seed's 3000 ms for a 500 ms ping.
+const idlePings = 6
+
+// Plan is the real lab a scenario describes: the gateways' settings and
+// the clients' reconnect rules, derived once and checked against what the
+// real gateway can do.
+type Plan struct {
+	Clients     int
+	Window      time.Duration // the series' window
+	Policy      policies.Spec // the clients' policy after a drop
+	DrainPolicy policies.Spec // after a goaway
+	Jitter      time.Duration // initial jitter of every round
+
+	Lease, Ping, Idle time.Duration
+	Admission         models.AdmissionSpec // gw-b's
+	DrainAdmission    models.AdmissionSpec // gw-c's
+	DrainGrace        time.Duration
+	WithDrain         bool
+
+	ReclaimLo, ReclaimHi time.Duration // the analytic reclaim bound
+	AcceptBound          float64       // most admissions gw-b can make in one window (+Inf: unlimited)
+}
+
+// NewPlan derives the lab from the resolved scenario s and the policy under
+// test. It refuses what has no real counterpart with a *sim.FieldError
+// naming the key.
+func NewPlan(s *sim.Scenario, policy policies.Spec) (Plan, error) {
+	p := Plan{Clients: s.Clients, Window: s.Metrics.Window, Policy: policy, DrainPolicy: policy,
+		Jitter: s.InitialJitter, Admission: s.Admission, DrainAdmission: s.Admission}
+	if s.DrainPolicy != nil {
+		p.DrainPolicy = *s.DrainPolicy
+	}
+	switch {
+	case s.Failure != nil && s.Failure.Kind != "crash":
+		return p, &sim.FieldError{Path: "failure.kind", Problem: "calibration runs a crash (SIGKILL) of the first gateway", Got: s.Failure.Kind}
+	case s.Gateways != nil:
+		return p, &sim.FieldError{Path: "gateways", Problem: "calibration runs one surviving gateway; a pool behind a balancer is not modelled by the lab", Got: "a pool"}
+	case s.Detection != nil && (s.Detection.Kind != "reset" || !s.Detection.Delay.IsZero()):
+		return p, &sim.FieldError{Path: "detection", Problem: "the lab's clients see the crash as a TCP reset at once; use detection {kind: reset} or none", Got: s.Detection.Kind}
+	case s.Disconnect.At != 0:
+		return p, &sim.FieldError{Path: "disconnect.at", Problem: "the lab's clients notice the crash when it happens", Got: s.Disconnect.At}
+	case s.Lease == nil:
+		return p, &sim.FieldError{Path: "lease", Problem: "calibration needs the lease model: the real gateways keep leases", Got: "none"}
+	}
+	if d := s.ThenDrain; d != nil {
+		p.WithDrain, p.DrainGrace = true, d.Grace
+		if d.Admission != nil {
+			p.DrainAdmission = *d.Admission
+		}
+	}
+	if p.DrainGrace == 0 {
+		p.DrainGrace = models.DefaultDrainGrace
+	}
+	for _, a := range []struct {
+		path string
+		spec models.AdmissionSpec
+	}{{"admission", s.Admission}, {"then_drain.admission", p.DrainAdmission}} {
+		if a.spec.Kind != "token_bucket" && a.spec.Kind != "unlimited" {
+			return p, &sim.FieldError{Path: a.path + ".kind", Problem: "the real gateway admits by token_bucket or unlimited", Got: a.spec.Kind}
+		}
+		if a.spec.RetryAfter%time.Second != 0 {
+			return p, &sim.FieldError{Path: a.path + ".retry_after", Problem: "the real gateway sends whole seconds", Got: a.spec.RetryAfter}
+		}
+	}
+	l := s.Lease
+	p.Lease, p.Ping = l.Duration, l.RenewEvery
+	if models.LeasePeriod(p.Lease, p.Ping) != l.RenewEvery {
+		return p, &sim.FieldError{Path: "lease.renew_every", Problem: fmt.Sprintf("the real gateway renews every max(100ms, min(ping, duration/3)); with duration %v it cannot renew every", p.Lease), Got: l.RenewEvery}
+	}
+	if l.SweepEvery != l.RenewEvery {
+		return p, &sim.FieldError{Path: "lease.sweep_every", Problem: "the real gateway sweeps in its renew loop: sweep_every must equal renew_every", Got: l.SweepEvery}
+	}
+	p.Idle = idlePings * p.Ping
+	p.ReclaimLo, p.ReclaimHi = models.ReclaimBound(l.Duration, l.RenewEvery, l.SweepEvery)
+	p.AcceptBound = math.Inf(1)
+	if s.Admission.Kind == "token_bucket" {
+		p.AcceptBound = s.Admission.New().WindowBound(p.Window)
+	}
+	return p, nil
+}

@@ -1,0 +1,156 @@
+package lab
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/config"
+	"stormsim/gateway/storm"
+)
+
+func loadLab(t *testing.T, sets ...string) Plan {
+	t.Helper()
+	s, err := config.Load("../../configs/seed-lab.yaml", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(s, s.Policies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPlanSeedLab: the seed lab's gateways: lease 1500 ms with a 500 ms
+// ping (period 500 ms), idle 3000 ms; gw-b's bucket 40/s burst 10, so at
+// most 10 + 40*0.25 = 20 admissions per 250 ms; reclaim in [1000, 2000] ms.
+func TestPlanSeedLab(t *testing.T) {
+	p := loadLab(t)
+	if p.Lease != 1500*time.Millisecond || p.Ping != 500*time.Millisecond || p.Idle != 3000*time.Millisecond ||
+		p.AcceptBound != 20 || p.ReclaimLo != time.Second || p.ReclaimHi != 2*time.Second ||
+		!p.WithDrain || p.DrainAdmission.Kind != "unlimited" || p.Admission.Rate != 40 || p.Jitter != 100*time.Millisecond {
+		t.Errorf("plan = %+v", p)
+	}
+	args, err := gatewaySpec{ID: "gw-b", Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: p.Admission,
+		DrainGrace: p.DrainGrace, DBConns: 8, Schema: "s"}.args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --db-conns 8"
+	if got := strings.Join(args, " "); got != want {
+		t.Errorf("args = %s\nwant   %s", got, want)
+	}
+}
+
+// TestPlanRefusesWhatTheLabCannotRun names the key of each scenario the
+// real lab has no counterpart for.
+func TestPlanRefusesWhatTheLabCannotRun(t *testing.T) {
+	cases := []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"slot admission", []string{"admission={kind: slots, slot: 10ms, per_slot: 5}"}, "admission.kind"},
+		{"fractional Retry-After", []string{"admission.retry_after=1500ms"}, "admission.retry_after"},
+		{"a renew period the gateway cannot reach", []string{"lease.renew_every=700ms"}, "lease.renew_every"},
+		{"sweeps apart from renewals", []string{"lease.sweep_every=250ms"}, "lease.sweep_every"},
+		{"heartbeat detection", []string{"detection={kind: heartbeat, ping: 500ms, idle: 3s}"}, "detection"},
+		{"drain first", []string{"failure={kind: drain}"}, "failure.kind"},
+		{"a pool", []string{"gateways={count: 3}"}, "gateways"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := config.Load("../../configs/seed-lab.yaml", c.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := NewPlan(s, s.Policies[0]); err == nil || !strings.HasPrefix(err.Error(), c.want+":") {
+				t.Errorf("err = %v, want one about %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCheckLoopbackURL(t *testing.T) {
+	cases := []struct {
+		url string
+		ok  bool
+	}{
+		{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable", true},
+		{"postgres://u@localhost/db", true},
+		{"postgres://u@[::1]:5433/db", true},
+		{"host=/var/run/postgresql dbname=x", true},
+		{"postgres://u@db.example.com/prod", false},
+		{"postgres://u@10.0.0.5/db", false},
+	}
+	for _, c := range cases {
+		if err := checkLoopbackURL(c.url); (err == nil) != c.ok {
+			t.Errorf("%s: err = %v, want ok %v", c.url, err, c.ok)
+		}
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP gateway_handshakes_admitted_total Handshakes upgraded.
+# TYPE gateway_handshakes_admitted_total counter
+gateway_handshakes_admitted_total 60
+gateway_handshakes_rejected_total{reason="429"} 116
+gateway_handshake_seconds_sum 0.25
+`
+	m, err := parseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["gateway_handshakes_admitted_total"] != 60 || m[`gateway_handshakes_rejected_total{reason="429"}`] != 116 ||
+		m["gateway_handshake_seconds_sum"] != 0.25 || len(m) != 3 {
+		t.Errorf("metrics = %v", m)
+	}
+	if _, err := parseMetrics(strings.NewReader("novalue\n")); err == nil {
+		t.Error("a line without a value parsed")
+	}
+}
+
+// TestLabChecks: the seed lab's observed figures pass; each broken one
+// fails its own check only.
+func TestLabChecks(t *testing.T) {
+	p := loadLab(t)
+	good := func() *measured.Run {
+		return &measured.Run{Run: 1, BaselineRoutes: 60, ReclaimMs: 1711, ReclaimedRoutes: 1, Gateway429: 116, GatewayPeakAccepted: 20,
+			RoutesOnSurvivor: 60, Head: 76,
+			Crash: storm.Summary{Clients: 60, Client429: 116, PeakAcceptsPerWindow: 16, AtHead: 60, Reconnected: 60},
+			Drain: &measured.Drain{ExitCode: 0, GoawaySent: 60, RoutesOnDest: 60,
+				Summary: storm.Summary{Goaways: 60, Closes: map[string]int64{"1001": 60}, AtHead: 60}}}
+	}
+	for _, c := range Checks(p, good()) {
+		if !c.Pass {
+			t.Errorf("seed figures fail %q: %s", c.Name, c.Observed)
+		}
+	}
+	cases := []struct {
+		check  string
+		break_ func(r *measured.Run)
+	}{
+		{"baseline routes", func(r *measured.Run) { r.BaselineRoutes = 59 }},
+		{"reclaim inside bound", func(r *measured.Run) { r.ReclaimMs = 2200 }},
+		{"all back on the survivor at head", func(r *measured.Run) { r.Crash.AtHead = 59 }},
+		{"accept peak per window", func(r *measured.Run) { r.Crash.PeakAcceptsPerWindow = 22 }},
+		{"gateway admissions in any window", func(r *measured.Run) { r.GatewayPeakAccepted = 21 }},
+		{"client and gateway 429 counts", func(r *measured.Run) { r.Gateway429 = 115 }},
+		{"drain", func(r *measured.Run) { r.Drain.RoutesLeft = 1 }},
+	}
+	for _, c := range cases {
+		r := good()
+		c.break_(r)
+		for _, got := range Checks(p, r) {
+			if got.Pass == (got.Name == c.check) {
+				t.Errorf("breaking %q: check %q pass = %v", c.check, got.Name, got.Pass)
+			}
+		}
+	}
+	if math.IsInf(p.AcceptBound, 1) {
+		t.Error("token bucket without a bound")
+	}
+}

@@ -1,0 +1,163 @@
+// Package measured is what a real storm measured: the record the lab
+// writes and the fit and the comparison read. Times are milliseconds from
+// the phase's origin (the SIGKILL of the failed gateway for the crash
+// storm, the SIGTERM of the survivor for the drain) unless a name says
+// otherwise. It does no I/O.
+package measured
+
+import (
+	"math"
+	"net/http"
+	"slices"
+
+	"stormsim/gateway/protocol"
+	"stormsim/gateway/storm"
+)
+
+// Run is one real storm against real gateway processes. New measurements
+// (a storm cut off at a horizon, its goodput) are new fields beside the
+// ones here; readers take what they know.
+type Run struct {
+	Run  int    `json:"run"`  // 1-based
+	Seed uint64 `json:"seed"` // the clients' draws: the seed of simulated replication Run-1
+	Load Load   `json:"load"` // the machine while it ran
+
+	BaselineRoutes int64         `json:"baseline_routes"` // clients' routes on the failed gateway before the kill
+	Crash          storm.Summary `json:"crash"`           // client side, attempts at the midpoint of sent and answered
+	// Decisions is the crash storm counted where the simulator counts it,
+	// at the survivor's admission decisions; the comparison uses it.
+	Decisions Series `json:"decisions"`
+	// ReclaimMs is from the SIGKILL to the survivor's sweep of the failed
+	// gateway's routes; ReclaimedRoutes what that sweep deleted (the
+	// witness's route at least).
+	ReclaimMs       float64 `json:"reclaim_ms"`
+	ReclaimedRoutes int64   `json:"reclaimed_routes"`
+	// NoticeMs is, per client, the time from the SIGKILL until it saw its
+	// connection end.
+	NoticeMs            storm.Quantiles `json:"notice_ms"`
+	Gateway429          int64           `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
+	GatewayAdmitted     int64           `json:"gateway_admitted"`      // its admitted counter
+	GatewayPeakAccepted int64           `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
+	RoutesOnSurvivor    int64           `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
+	Head                int64           `json:"head"`                  // the conversation's head
+
+	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
+
+	// Handshakes are the crash storm's answered attempts; Claims the
+	// survivor's admitted handshakes and RejectsMs its 429 decisions: the
+	// fit's input.
+	Handshakes []Handshake `json:"handshakes"`
+	Claims     []Claim     `json:"claims"`
+	RejectsMs  []float64   `json:"rejects_ms"`
+}
+
+// Handshake is one answered attempt of a real storm.
+type Handshake struct {
+	Device        string  `json:"device"`
+	DeviceAttempt int64   `json:"device_attempt"` // the counter sent as ?attempt=
+	Attempt       int     `json:"attempt"`        // 1-based within the client's round
+	Status        int     `json:"status"`         // 101, 429, 503, ...
+	SentMs        float64 `json:"sent_ms"`        // when the client sent it
+	LatencyMs     float64 `json:"latency_ms"`     // sent to answered, client side
+	// LagMs, for a retry, is how much later than its client planned it was
+	// sent: sent - (the previous answer + the wait then chosen), the
+	// client's own delay in waking up (its timer, its turn for a CPU).
+	LagMs float64 `json:"lag_ms,omitempty"`
+	// GatewayMs, for an admitted attempt the survivor logged, is its time
+	// there from the admission decision to the admitted line: the wait for
+	// and the work of the route claim.
+	GatewayMs *float64 `json:"gateway_ms,omitempty"`
+	// OutMs, when the survivor's decision on the attempt is known, is the
+	// time from its send to that decision; LatencyMs - OutMs is the way
+	// back.
+	OutMs *float64 `json:"out_ms,omitempty"`
+}
+
+// Admitted reports whether the attempt was answered 101.
+func (h Handshake) Admitted() bool { return h.Status == http.StatusSwitchingProtocols }
+
+// Refused reports whether it was turned away for want of capacity (429) or
+// by a draining gateway (503): a retry follows.
+func (h Handshake) Refused() bool {
+	return h.Status == protocol.StatusTooManyRequests || h.Status == protocol.StatusServiceUnavailable
+}
+
+// DecidedMs is when the survivor decided the attempt, if known.
+func (h Handshake) DecidedMs() (float64, bool) {
+	if h.OutMs == nil {
+		return 0, false
+	}
+	return h.SentMs + *h.OutMs, true
+}
+
+// Claim is one admitted handshake seen by the survivor: its admission
+// decision and its admitted line (written after the route claim and the
+// upgrade).
+type Claim struct {
+	Device    string  `json:"device"`
+	Attempt   int64   `json:"attempt"` // the device's attempt counter
+	DecidedMs float64 `json:"decided_ms"`
+	DoneMs    float64 `json:"done_ms"`
+}
+
+// Drain is the drain of the survivor to a fresh gateway.
+type Drain struct {
+	Summary        storm.Summary `json:"summary"`
+	ExitCode       int           `json:"exit_code"`       // the drained gateway's
+	GoawaySent     int64         `json:"goaway_sent"`     // from its drain_done line
+	LeftoverRoutes int64         `json:"leftover_routes"` // released at the end of the drain (drain_done)
+	RoutesLeft     int64         `json:"routes_left"`     // its routes in the database after it exited
+	RoutesOnDest   int64         `json:"routes_on_dest"`  // clients' routes on the fresh gateway
+}
+
+// Load is the machine around a real run: the real storm shares it, and
+// what other work takes from it shows in every latency. CPU is in cores
+// (1 = one core busy the whole time).
+type Load struct {
+	// Measured is false where /proc cannot be read: the CPU figures below
+	// are then 0 and the run cannot be judged.
+	Measured  bool    `json:"measured"`
+	Average1m float64 `json:"load_average_1m"` // /proc/loadavg before the run (everything's, this program's included)
+	// OtherBeforeCores is the CPU used by other work in the second before
+	// the run, OtherDuringCores during the crash storm: everything but
+	// this program, its gateways and PostgreSQL.
+	OtherBeforeCores float64 `json:"other_before_cores"`
+	// WaitedMs is how long the run waited for other work to calm down
+	// before it began (see lab.Lab.WaitQuiet).
+	WaitedMs         float64 `json:"waited_ms,omitempty"`
+	OtherDuringCores float64 `json:"other_during_cores"`
+	// OwnDuringCores is this program's (the clients') and its gateways'
+	// CPU during the crash storm; DatabaseCores PostgreSQL's (its work for
+	// the storm, and anyone else's).
+	OwnDuringCores float64 `json:"own_during_cores"`
+	DatabaseCores  float64 `json:"database_cores"`
+	// Disturbed is set when other work took more than the lab's threshold
+	// before or during the storm: the run measured the machine's other
+	// work as much as the gateway.
+	Disturbed bool `json:"disturbed"`
+}
+
+// NearestRank returns nearest-rank quantiles (the ceil(q*n)-th smallest)
+// of values, as the simulator and the storm driver compute them; all 0 for
+// none.
+func NearestRank(values []float64) storm.Quantiles {
+	if len(values) == 0 {
+		return storm.Quantiles{}
+	}
+	v := slices.Sorted(slices.Values(values))
+	at := func(q float64) float64 {
+		k := int(math.Ceil(q*float64(len(v)))) - 1
+		return v[min(max(k, 0), len(v)-1)]
+	}
+	return storm.Quantiles{P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: v[len(v)-1]}
+}
+
+// Check is one of the seed lab's checks on a real run.
+type Check struct {
+	Run      int    `json:"run"`
+	Kind     string `json:"kind"` // the seed's: normal, recovery, bound
+	Name     string `json:"name"`
+	Expected string `json:"expected"`
+	Observed string `json:"observed"`
+	Pass     bool   `json:"pass"`
+}

@@ -1,0 +1,166 @@
+// Package report is a calibration's document, calibration.json, and its
+// renderings: the terminal table, calibrated.yaml and the charts.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"stormsim/calibrate/compare"
+	"stormsim/calibrate/fit"
+	"stormsim/calibrate/measured"
+	"stormsim/models"
+	"stormsim/sim"
+)
+
+// SchemaVersion is the version of Report's JSON layout.
+const SchemaVersion = 2
+
+// Role is what a simulated model stands for; its value is the
+// simulation's label in calibration.json.
+type Role string
+
+// The models a calibration simulates, in the order it reports them.
+const (
+	// Predicted is the storm simulated with the sections fitted on another
+	// storm (--model): nothing of this storm's real runs went into it.
+	Predicted Role = "predicted"
+	// Calibrated is the storm simulated with the sections fitted on its
+	// own real runs: what calibrated.yaml holds.
+	Calibrated Role = "calibrated"
+	// Uncalibrated is the storm as its config describes it.
+	Uncalibrated Role = "uncalibrated"
+)
+
+// Checked reports whether the role's agreement with the real runs decides
+// the calibration's verdict: the fitted models' does, the config's as
+// written is only shown.
+func (r Role) Checked() bool { return r == Predicted || r == Calibrated }
+
+// Report is calibration.json: the real runs, their checks, the fit, and
+// each model simulated and compared with the real runs. Times are
+// milliseconds.
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Name          string `json:"name"`
+	Seed          uint64 `json:"seed"`
+	ConfigHash    string `json:"config_hash"`
+	Clients       int    `json:"clients"`
+	Policy        string `json:"policy"`
+	Database      string `json:"database"` // where PostgreSQL came from
+	// Model is the file the predicted model's sections come from (--model),
+	// "" without one.
+	Model string `json:"model,omitempty"`
+	// DisturbedCores is the threshold of other work a run may see (cores).
+	DisturbedCores float64 `json:"disturbed_cores"`
+
+	// Real are the runs fitted and compared; Replaced the runs that other
+	// work disturbed and fresh runs replaced (neither fitted nor compared).
+	Real     []*measured.Run  `json:"real"`
+	Replaced []*measured.Run  `json:"replaced,omitempty"`
+	Checks   []measured.Check `json:"checks"`
+	Fit      fit.Fit          `json:"fit"`
+	// CalibratedConfig is the scenario with the calibrated model's sections,
+	// in the config's own keys (also written to calibrated.yaml).
+	CalibratedConfig json.RawMessage `json:"calibrated_config"`
+	// Simulations are the models compared with the real runs: predicted
+	// (with --model), calibrated, uncalibrated, in this order.
+	Simulations []Simulation        `json:"simulations"`
+	Agreement   []compare.Agreement `json:"agreement"`
+}
+
+// Simulation is one model run over many seeds and its comparison with the
+// real runs.
+type Simulation struct {
+	Role         Role                       `json:"label"`
+	Capacity     *models.CapacitySpec       `json:"capacity"`  // nil: gateways answer at once
+	Network      *models.NetworkSpec        `json:"network"`   // nil: no latency
+	Detection    *models.DetectionSpec      `json:"detection"` // nil: clients notice at once
+	Replications int                        `json:"replications"`
+	FirstSeed    uint64                     `json:"first_seed"`
+	Metrics      []compare.MetricComparison `json:"metrics"`
+	Series       []compare.SeriesComparison `json:"series"`
+
+	Results []sim.Result `json:"-"` // the replications, for the charts
+}
+
+// Disturbed are the compared runs that other work disturbed: those a
+// calibration had to keep when it ran out of replacements.
+func (r *Report) Disturbed() []int {
+	var out []int
+	for _, run := range r.Real {
+		if run.Load.Disturbed {
+			out = append(out, run.Run)
+		}
+	}
+	return out
+}
+
+// Failures says why the calibration does not pass: a lab check failed, a
+// checked model's agreement failed, or a compared run was disturbed by
+// other work (its figures measure that work as much as the gateway). None:
+// it passes.
+func (r *Report) Failures() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if !c.Pass {
+			out = append(out, fmt.Sprintf("run %d: lab check %q: %s", c.Run, c.Name, c.Observed))
+		}
+	}
+	checked := map[string]bool{}
+	for _, sm := range r.Simulations {
+		checked[string(sm.Role)] = sm.Role.Checked()
+	}
+	for _, a := range r.Agreement {
+		if checked[a.Model] && !a.Pass {
+			out = append(out, fmt.Sprintf("%s model: %s: %s", a.Model, a.Name, a.Observed))
+		}
+	}
+	if d := r.Disturbed(); len(d) > 0 {
+		out = append(out, fmt.Sprintf("runs %v were disturbed by other work (more than %.2f cores): rerun on a quiet machine", d, r.DisturbedCores))
+	}
+	return out
+}
+
+// WriteJSON writes the report to path, atomically and readable by all.
+func (r *Report) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, append(data, '\n'))
+}
+
+// CalibratedYAML is calibrated.yaml: a comment saying where it comes from,
+// then the calibrated scenario (config.Echo's JSON is valid YAML), which
+// stormsim run, sweep and calibrate --model take as it is.
+func (r *Report) CalibratedYAML() []byte {
+	head := fmt.Sprintf("# %s calibrated against %d real run(s) of the gateway (stormsim calibrate): capacity, network and\n"+
+		"# detection fitted as calibration.json's fit.method says; everything else as in the config.\n", r.Name, len(r.Real))
+	return append(append([]byte(head), r.CalibratedConfig...), '\n')
+}
+
+// WriteFile writes data to a temporary file renamed into place, readable
+// by all (0644) like stormsim run's result.json: CreateTemp makes it 0600.
+func WriteFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
