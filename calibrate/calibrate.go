@@ -8,8 +8,9 @@
 //   - fit turns the runs into the simulator's capacity, network and
 //     detection, the sections that carry over to another storm;
 //   - the simulator runs each model: predicted (the sections fitted on
-//     another storm, --model), calibrated (fitted on these runs) and
-//     uncalibrated (the config as written);
+//     another storm, --model), calibrated (fitted on each of these runs),
+//     pooled (fitted once on all of them) and uncalibrated (the config as
+//     written);
 //   - compare sets each model beside the real runs and judges the agreement;
 //   - report writes calibration.json, calibrated.yaml, the table and the
 //     charts.
@@ -22,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"stormsim/calibrate/compare"
@@ -47,7 +49,11 @@ const (
 	ReportFile     = "calibration.json"
 	RecordFile     = "real.ndjson"
 	ChartsDir      = "charts"
-	CalibratedFile = "calibrated.yaml" // the scenario with the calibrated model, for stormsim run, sweep and calibrate --model
+	CalibratedFile = "calibrated.yaml" // the scenario with the pooled fit, for stormsim run and sweep
+	// CalibratedRunFile names the scenario with run K's fit alone
+	// (calibrated-run-K.yaml): together, what calibrate --model takes to
+	// predict another storm with the lab's run-to-run spread.
+	CalibratedRunFile = "calibrated-run-%d.yaml"
 )
 
 // Options configures a calibration. Zero values take the defaults above.
@@ -60,10 +66,12 @@ type Options struct {
 	MaxClients   int    // refuse larger scenarios
 	Timeout      time.Duration
 	Policy       string // policy label under test; "" = the scenario's first
-	// Model, if set, is a calibrated.yaml written by a calibration of
-	// another storm: its capacity, network and detection are simulated on
-	// this storm as the predicted model, with nothing fitted on its runs.
-	Model string
+	// Models, if set, are scenario files written by a calibration of
+	// another storm (its calibrated-run-K.yaml, or its calibrated.yaml),
+	// or glob patterns of them: their capacity, network and detection are
+	// simulated on this storm as the predicted model, replication r taking
+	// file r mod K's, with nothing fitted on this storm's runs.
+	Models []string
 	// Replace is how many runs that other work disturbed may be replaced
 	// by fresh ones; negative: as many as Runs.
 	Replace int
@@ -108,7 +116,7 @@ type calibration struct {
 	opt       Options
 	policy    policies.Spec
 	plan      lab.Plan
-	predicted *fit.Model // nil without Options.Model
+	predicted []fit.Model // none without Options.Models
 	rep       *report.Report
 }
 
@@ -170,22 +178,19 @@ func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 	if c.plan, err = lab.NewPlan(s, c.policy); err != nil {
 		return nil, err
 	}
-	if opt.Model != "" {
-		a, err := config.Load(opt.Model, nil)
+	files, err := modelFiles(opt.Models)
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range files {
+		m, err := loadModel(file)
 		if err != nil {
 			return nil, err
 		}
-		m, err := fit.FromScenario(a)
-		if err != nil {
-			return nil, fmt.Errorf("--model %s: %w", opt.Model, err)
-		}
-		if err := m.Validate(); err != nil {
-			return nil, fmt.Errorf("--model %s: %w", opt.Model, err)
-		}
-		c.predicted = &m
+		c.predicted = append(c.predicted, m)
 	}
 	c.rep = &report.Report{SchemaVersion: report.SchemaVersion, Tool: "stormsim " + results.Version, Name: s.Name, Seed: s.Seed,
-		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Model: opt.Model, DisturbedCores: lab.DisturbedCores}
+		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Models: files, DisturbedCores: lab.DisturbedCores}
 	return c, nil
 }
 
@@ -256,31 +261,54 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	return nil
 }
 
-// model is a scenario simulated in a role.
+// model is a role's scenarios: replication r runs scenarios[r mod len].
 type model struct {
-	role report.Role
-	s    *sim.Scenario
+	role      report.Role
+	scenarios []*sim.Scenario
 }
 
-// simulate runs and compares each model: predicted first when there is
-// one, then calibrated and uncalibrated.
-func (c *calibration) simulate() error {
+// models are the models to simulate, in the report's order: predicted
+// when there is one, calibrated, pooled, uncalibrated. Calibrated takes
+// each run's own fit; a run that cannot be fitted alone is an error naming
+// it, never a silent stand-in.
+func (c *calibration) models() ([]model, error) {
 	var ms []model
-	if c.predicted != nil {
-		ms = append(ms, model{report.Predicted, c.predicted.Apply(c.s)})
+	if len(c.predicted) > 0 {
+		m := model{role: report.Predicted}
+		for _, p := range c.predicted {
+			m.scenarios = append(m.scenarios, p.Apply(c.s))
+		}
+		ms = append(ms, m)
 	}
-	calibrated := c.rep.Fit.Model.Apply(c.s)
-	ms = append(ms, model{report.Calibrated, calibrated}, model{report.Uncalibrated, c.s})
-	c.rep.CalibratedConfig = config.Echo(calibrated)
+	calibrated := model{role: report.Calibrated}
+	for _, r := range c.rep.Fit.Runs {
+		if r.Model == nil {
+			return nil, &UsageError{fmt.Errorf("real run %d cannot be fitted alone: %s", r.Run, r.Error)}
+		}
+		calibrated.scenarios = append(calibrated.scenarios, r.Model.Apply(c.s))
+	}
+	pooled := c.rep.Fit.Model.Apply(c.s)
+	c.rep.CalibratedConfig = config.Echo(pooled)
+	return append(ms, calibrated, model{report.Pooled, []*sim.Scenario{pooled}}, model{report.Uncalibrated, []*sim.Scenario{c.s}}), nil
+}
+
+// simulate runs and compares each model.
+func (c *calibration) simulate() error {
+	ms, err := c.models()
+	if err != nil {
+		return err
+	}
 	window := float64(c.plan.Window) / float64(time.Millisecond)
 	for _, m := range ms {
-		reps, err := replicate(m.s, c.policy, c.opt.Replications)
+		reps, err := replicate(m.scenarios, c.policy, c.opt.Replications)
 		if err != nil {
 			return err
 		}
-		sm := report.Simulation{Role: m.role, Capacity: m.s.Capacity, Network: m.s.Network, Detection: m.s.Detection,
-			Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
+		sm := report.Simulation{Role: m.role, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
 			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}
+		for _, s := range m.scenarios {
+			sm.Sections = append(sm.Sections, report.SectionsOf(s))
+		}
 		c.rep.Simulations = append(c.rep.Simulations, sm)
 		c.rep.Agreement = append(c.rep.Agreement, compare.Agreements(string(m.role), sm.Metrics, sm.Series)...)
 		c.logf("simulated %d replications (%s)", c.opt.Replications, m.role)
@@ -293,8 +321,24 @@ func (c *calibration) write() error {
 	if err := c.rep.WriteJSON(filepath.Join(c.opt.OutDir, ReportFile)); err != nil {
 		return err
 	}
-	if err := report.WriteFile(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.CalibratedYAML()); err != nil {
+	// Per-run files of an earlier calibration into this directory would
+	// join a --model glob: they go.
+	stale, _ := filepath.Glob(filepath.Join(c.opt.OutDir, strings.Replace(CalibratedRunFile, "%d", "*", 1)))
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	runs := fmt.Sprintf("%d real run(s)", len(c.rep.Real))
+	if err := report.WriteFile(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.ScenarioYAML(runs, c.rep.CalibratedConfig)); err != nil {
 		return err
+	}
+	for _, r := range c.rep.Fit.Runs {
+		echo := config.Echo(r.Model.Apply(c.s))
+		file := filepath.Join(c.opt.OutDir, fmt.Sprintf(CalibratedRunFile, r.Run))
+		if err := report.WriteFile(file, c.rep.ScenarioYAML(fmt.Sprintf("real run %d alone", r.Run), echo)); err != nil {
+			return err
+		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	_, err := c.rep.WriteCharts(filepath.Join(c.opt.OutDir, ChartsDir), report.Frame{WindowMs: ms(c.plan.Window),
@@ -314,18 +358,52 @@ func pickPolicy(s *sim.Scenario, label string) (policies.Spec, error) {
 	return picked[0], nil
 }
 
-// replicate runs reps replications of s under policy spec, replication r
-// with seed s.Seed+r (real run k uses seed s.Seed+k-1, so its twin is
-// replication k-1), on every core.
-func replicate(s *sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, error) {
+// replicate runs reps replications under policy spec, replication r of
+// scenarios[r mod len] with seed Seed+r (real run k uses seed Seed+k-1, so
+// its twin is replication k-1), on every core.
+func replicate(scenarios []*sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, error) {
 	b, err := policies.New(spec)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", spec.Label, err)
 	}
 	out := make([]sim.Result, reps)
+	seed := scenarios[0].Seed
 	err = results.ForEach(reps, 0, func(r int) error {
-		out[r] = sim.Run(s, b, s.Seed+uint64(r))
+		out[r] = sim.Run(scenarios[r%len(scenarios)], b, seed+uint64(r))
 		return nil
 	})
 	return out, err
+}
+
+// modelFiles expands the --model arguments: each a file, or a glob
+// pattern of files in the order they sort.
+func modelFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		matches, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("--model %s: %w", a, err)
+		}
+		if len(matches) == 0 {
+			matches = []string{a} // not a pattern, or nothing matches: loading says why
+		}
+		files = append(files, matches...)
+	}
+	return files, nil
+}
+
+// loadModel reads the fitted sections of a scenario file.
+func loadModel(file string) (fit.Model, error) {
+	a, err := config.Load(file, nil)
+	if err != nil {
+		return fit.Model{}, err
+	}
+	m, err := fit.FromScenario(a)
+	if err == nil {
+		err = m.Validate()
+	}
+	if err != nil {
+		return fit.Model{}, fmt.Errorf("--model %s: %w", file, err)
+	}
+	return m, nil
 }

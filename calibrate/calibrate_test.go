@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,29 +37,34 @@ func syntheticRun(run int, seed uint64) *measured.Run {
 }
 
 // TestModelsHaveTheirRoles: with --model, the simulations are predicted,
-// calibrated and uncalibrated, in that order and by role; predicted has
-// the model file's sections, calibrated exactly what calibrated.yaml
-// holds (the one fit on all the runs, whatever a single run gives alone),
-// uncalibrated the config's own.
+// calibrated, pooled and uncalibrated, in that order and by role;
+// predicted has the model files' sections (replication r taking file r
+// mod K's), calibrated each run's own fit, pooled exactly what
+// calibrated.yaml holds, uncalibrated the config's own.
 func TestModelsHaveTheirRoles(t *testing.T) {
 	s, err := config.Load("../configs/seed-lab.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs := []*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)}
-	runs[1].Handshakes = slices.DeleteFunc(runs[1].Handshakes, func(h measured.Handshake) bool { return h.Attempt > 1 }) // cannot be fitted alone
+	runs[1].Claims = append(runs[1].Claims, measured.Claim{DecidedMs: 10, DoneMs: 30}) // a slower claim: run 2's own fit differs
 	f, err := fit.Runs(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := f.Model
-	other.Capacity.AdmitPerS, other.Capacity.DecidePerS = 123.4, 5678
-	modelFile := filepath.Join(t.TempDir(), "a.yaml")
-	if err := os.WriteFile(modelFile, config.Echo(other.Apply(s)), 0o644); err != nil {
-		t.Fatal(err)
+	var others []fit.Model
+	var files []string
+	for i, rate := range []float64{123.4, 234.5} {
+		m := f.Model
+		m.Capacity.AdmitPerS = rate
+		others = append(others, m)
+		files = append(files, filepath.Join(t.TempDir(), fmt.Sprintf("run-%d.yaml", i)))
+		if err := os.WriteFile(files[i], config.Echo(m.Apply(s)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
-	c, err := prepare(s, Options{OutDir: t.TempDir(), Model: modelFile, Replications: 4}.withDefaults())
+	c, err := prepare(s, Options{OutDir: t.TempDir(), Models: files, Replications: 4}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +76,24 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 	for _, sm := range c.rep.Simulations {
 		roles = append(roles, sm.Role)
 	}
-	if !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Uncalibrated}) {
+	if !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Pooled, report.Uncalibrated}) {
 		t.Fatalf("roles %v", roles)
 	}
-	sections := func(sm report.Simulation) fit.Model {
-		return fit.Model{Capacity: *sm.Capacity, Network: *sm.Network, Detection: *sm.Detection}
+	models := func(sm report.Simulation) []fit.Model {
+		var out []fit.Model
+		for _, sec := range sm.Sections {
+			out = append(out, fit.Model{Capacity: *sec.Capacity, Network: *sec.Network, Detection: *sec.Detection})
+		}
+		return out
 	}
-	if got := sections(c.rep.Simulations[0]); !reflect.DeepEqual(got, other) {
-		t.Errorf("predicted %+v, want the model file's %+v", got.Capacity, other.Capacity)
+	if got := models(c.rep.Simulations[0]); !reflect.DeepEqual(got, others) {
+		t.Errorf("predicted %+v, want the model files'", got)
 	}
-	yaml, err := config.Parse(CalibratedFile, c.rep.CalibratedYAML(), nil)
+	if got := models(c.rep.Simulations[1]); len(got) != 2 || !reflect.DeepEqual(got[0], *f.Runs[0].Model) || !reflect.DeepEqual(got[1], *f.Runs[1].Model) ||
+		reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("calibrated %+v, want each run's own fit", got)
+	}
+	yaml, err := config.Parse(CalibratedFile, c.rep.ScenarioYAML("2 runs", c.rep.CalibratedConfig), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +101,38 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sections(c.rep.Simulations[1]); !reflect.DeepEqual(got, written) || !reflect.DeepEqual(got, f.Model) {
-		t.Errorf("calibrated %+v, calibrated.yaml %+v, the fit %+v", got.Capacity, written.Capacity, f.Model.Capacity)
+	if got := models(c.rep.Simulations[2]); len(got) != 1 || !reflect.DeepEqual(got[0], written) || !reflect.DeepEqual(got[0], f.Model) {
+		t.Errorf("pooled %+v, calibrated.yaml %+v, the fit %+v", got, written.Capacity, f.Model.Capacity)
 	}
-	if u := c.rep.Simulations[2]; u.Capacity != nil || u.Network != nil {
+	if u := c.rep.Simulations[3].Sections; len(u) != 1 || u[0].Capacity != nil || u[0].Network != nil {
 		t.Errorf("uncalibrated has fitted sections: %+v", u)
 	}
-	if f.Runs[1].Model != nil || !strings.Contains(f.Runs[1].Error, "retries") {
-		t.Errorf("run 2 alone: %+v, want the reason it cannot be fitted", f.Runs[1])
+}
+
+// TestARunThatCannotBeFittedAloneIsAnError: the calibrated model takes
+// each run's own fit; when run 2 cannot be fitted alone (no rejected
+// retry), that is an error naming the run, not the pooled model standing
+// in under the calibrated label.
+func TestARunThatCannotBeFittedAloneIsAnError(t *testing.T) {
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)}
+	runs[1].Handshakes = slices.DeleteFunc(runs[1].Handshakes, func(h measured.Handshake) bool { return h.Attempt > 1 })
+	f, err := fit.Runs(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := prepare(s, Options{OutDir: t.TempDir(), Replications: 4}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.rep.Real, c.rep.Fit = runs, f
+	err = c.simulate()
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "real run 2 cannot be fitted alone") || len(c.rep.Simulations) != 0 {
+		t.Errorf("err = %v with %d simulations, want a usage error naming run 2 and no simulation", err, len(c.rep.Simulations))
 	}
 }
 
@@ -108,7 +147,7 @@ func TestModelFileErrors(t *testing.T) {
 		{"../configs/seed-lab.yaml", "--model ../configs/seed-lab.yaml: capacity: missing"},
 		{"no-such.yaml", "no-such.yaml"},
 	} {
-		if _, err := prepare(s, Options{OutDir: "x", Model: c.file}.withDefaults()); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := prepare(s, Options{OutDir: "x", Models: []string{c.file}}.withDefaults()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("--model %s: err = %v, want %q", c.file, err, c.want)
 		}
 	}

@@ -118,18 +118,22 @@ func shortLab(t *testing.T) *sim.Scenario {
 // calibrate` as a user runs it, against real PostgreSQL and real gateway
 // processes: the short lab, whose calibrated model must agree with its
 // real run; then another storm (half the rate, twice the burst) with
-// --model the first one's calibrated.yaml, whose predicted model, fitted
-// on nothing of this storm, must agree with its real run too.
+// --model the first one's calibrated-run-*.yaml, whose predicted model,
+// fitted on nothing of this storm, must agree with its real run too.
 func TestCalibrateAndPredictShortLab(t *testing.T) {
 	url := pgtest.URL(t)
 	dirA := t.TempDir()
 	judge(t, "calibrated", func() (*report.Report, []string) {
 		return calibrateShort(t, url, dirA, shortLabSets, "", report.Calibrated)
 	})
-	modelA := filepath.Join(dirA, CalibratedFile)
-	a, err := config.Load(modelA, nil)
+	modelA := filepath.Join(dirA, "calibrated-run-*.yaml")
+	files, err := filepath.Glob(modelA)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("per-run files %v (%v), want one", files, err)
+	}
+	a, err := config.Load(files[0], nil)
 	if err != nil {
-		t.Fatalf("%s: %v", CalibratedFile, err)
+		t.Fatalf("%s: %v", files[0], err)
 	}
 	dirB := t.TempDir()
 	rep := judge(t, "predicted", func() (*report.Report, []string) {
@@ -139,15 +143,15 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 		return
 	}
 	// The predicted model is A's, not refitted on B's run.
-	if roles := rolesOf(rep); !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Uncalibrated}) {
-		t.Errorf("simulations %v, want predicted, calibrated, uncalibrated", roles)
+	if roles := rolesOf(rep); !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Pooled, report.Uncalibrated}) {
+		t.Errorf("simulations %v, want predicted, calibrated, pooled, uncalibrated", roles)
 	}
-	p := rep.Simulations[0]
-	if !reflect.DeepEqual(*p.Capacity, *a.Capacity) || !reflect.DeepEqual(*p.Network, *a.Network) || !reflect.DeepEqual(*p.Detection, *a.Detection) {
-		t.Errorf("predicted sections differ from %s's:\n%+v\n%+v", CalibratedFile, *p.Capacity, *a.Capacity)
+	want := report.SectionsOf(a)
+	if p := rep.Simulations[0].Sections; len(p) != 1 || !reflect.DeepEqual(p[0], want) {
+		t.Errorf("predicted sections differ from %s's:\n%+v\n%+v", files[0], p, want)
 	}
-	if rep.Model != modelA || rep.Simulations[1].Capacity.AdmitPerS == 0 {
-		t.Errorf("report model %q, calibrated capacity %+v", rep.Model, rep.Simulations[1].Capacity)
+	if !slices.Equal(rep.Models, files) || reflect.DeepEqual(rep.Simulations[1].Sections[0], want) {
+		t.Errorf("report models %q; calibrated %+v (must be B's own fit)", rep.Models, rep.Simulations[1].Sections[0].Capacity)
 	}
 }
 

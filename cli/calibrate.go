@@ -18,7 +18,7 @@ func init() {
 	register(command{
 		name:    "calibrate",
 		summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-		usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
+		usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
 		run:     calibrateCmd,
 	})
 }
@@ -30,7 +30,7 @@ func calibrateCmd(e *env, args []string) error {
 	sf.add(fs)
 	var opt calibrate.Options
 	fs.StringVarP(&opt.OutDir, "out", "o", "", "write calibration.json, calibrated.yaml, real.ndjson, charts/ and logs/ into `DIR` (created)")
-	fs.StringVar(&opt.Model, "model", "", "also simulate this storm with the sections of `FILE`, a calibrated.yaml of another storm: the predicted model")
+	fs.StringArrayVar(&opt.Models, "model", nil, "predict this storm with the sections fitted on another: `FILE`s (repeatable, or a quoted glob) such as A/calibrated-run-*.yaml or A/calibrated.yaml")
 	fs.IntVar(&opt.Runs, "runs", calibrate.DefaultRuns, "real storms to compare, `K`; run k uses seed seed+k-1")
 	fs.IntVar(&opt.Replace, "replace", -1, "replace up to `N` runs that other work disturbed by fresh ones; -1: as many as --runs")
 	fs.DurationVar(&opt.WaitQuiet, "wait-quiet", 0, "before each run, wait up to `D` for other work on the machine to calm down")

@@ -18,7 +18,8 @@ import (
 )
 
 // Method says in words how the sections are fitted, for calibration.json.
-const Method = "one fit on all the runs, the same fit on each run alone for the per-run figures; " +
+const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and the same fit on each run alone (the calibrated " +
+	"model, calibrated-run-K.yaml, replication r taking run r mod K's: the lab's run-to-run spread); " +
 	"capacity.admit_per_s = 1 / the mean gap between consecutive admitted lines of the survivor while a backlog of " +
 	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work); " +
 	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +

@@ -27,16 +27,21 @@ const (
 	// Predicted is the storm simulated with the sections fitted on another
 	// storm (--model): nothing of this storm's real runs went into it.
 	Predicted Role = "predicted"
-	// Calibrated is the storm simulated with the sections fitted on its
-	// own real runs: what calibrated.yaml holds.
+	// Calibrated is the storm simulated with the sections fitted on each of
+	// its own real runs alone, replication r taking run r mod K's: the
+	// lab's run-to-run spread as well as its level.
 	Calibrated Role = "calibrated"
+	// Pooled is the storm simulated with the sections fitted once on all
+	// its real runs: what calibrated.yaml holds for stormsim run and sweep.
+	Pooled Role = "pooled"
 	// Uncalibrated is the storm as its config describes it.
 	Uncalibrated Role = "uncalibrated"
 )
 
 // Checked reports whether the role's agreement with the real runs decides
-// the calibration's verdict: the fitted models' does, the config's as
-// written is only shown.
+// the calibration's verdict: the models fitted run by run, predicted and
+// calibrated, do; the pooled one (no run-to-run spread) and the config as
+// written are only shown.
 func (r Role) Checked() bool { return r == Predicted || r == Calibrated }
 
 // Report is calibration.json: the real runs, their checks, the fit, and
@@ -51,9 +56,9 @@ type Report struct {
 	Clients       int    `json:"clients"`
 	Policy        string `json:"policy"`
 	Database      string `json:"database"` // where PostgreSQL came from
-	// Model is the file the predicted model's sections come from (--model),
-	// "" without one.
-	Model string `json:"model,omitempty"`
+	// Models are the files the predicted model's sections come from
+	// (--model), none without one.
+	Models []string `json:"models,omitempty"`
 	// DisturbedCores is the threshold of other work a run may see (cores).
 	DisturbedCores float64 `json:"disturbed_cores"`
 
@@ -67,7 +72,7 @@ type Report struct {
 	// in the config's own keys (also written to calibrated.yaml).
 	CalibratedConfig json.RawMessage `json:"calibrated_config"`
 	// Simulations are the models compared with the real runs: predicted
-	// (with --model), calibrated, uncalibrated, in this order.
+	// (with --model), calibrated, pooled, uncalibrated, in this order.
 	Simulations []Simulation        `json:"simulations"`
 	Agreement   []compare.Agreement `json:"agreement"`
 }
@@ -75,16 +80,29 @@ type Report struct {
 // Simulation is one model run over many seeds and its comparison with the
 // real runs.
 type Simulation struct {
-	Role         Role                       `json:"label"`
-	Capacity     *models.CapacitySpec       `json:"capacity"`  // nil: gateways answer at once
-	Network      *models.NetworkSpec        `json:"network"`   // nil: no latency
-	Detection    *models.DetectionSpec      `json:"detection"` // nil: clients notice at once
+	Role Role `json:"label"`
+	// Sections are the model's capacity, network and detection; with
+	// several, replication r took Sections[r mod len(Sections)].
+	Sections     []Sections                 `json:"sections"`
 	Replications int                        `json:"replications"`
 	FirstSeed    uint64                     `json:"first_seed"`
 	Metrics      []compare.MetricComparison `json:"metrics"`
 	Series       []compare.SeriesComparison `json:"series"`
 
 	Results []sim.Result `json:"-"` // the replications, for the charts
+}
+
+// Sections are a scenario's capacity, network and detection; nil: the
+// section is off.
+type Sections struct {
+	Capacity  *models.CapacitySpec  `json:"capacity"`
+	Network   *models.NetworkSpec   `json:"network"`
+	Detection *models.DetectionSpec `json:"detection"`
+}
+
+// SectionsOf are s's sections.
+func SectionsOf(s *sim.Scenario) Sections {
+	return Sections{Capacity: s.Capacity, Network: s.Network, Detection: s.Detection}
 }
 
 // Disturbed are the compared runs that other work disturbed: those a
@@ -134,13 +152,14 @@ func (r *Report) WriteJSON(path string) error {
 	return WriteFile(path, append(data, '\n'))
 }
 
-// CalibratedYAML is calibrated.yaml: a comment saying where it comes from,
-// then the calibrated scenario (config.Echo's JSON is valid YAML), which
-// stormsim run, sweep and calibrate --model take as it is.
-func (r *Report) CalibratedYAML() []byte {
-	head := fmt.Sprintf("# %s calibrated against %d real run(s) of the gateway (stormsim calibrate): capacity, network and\n"+
-		"# detection fitted as calibration.json's fit.method says; everything else as in the config.\n", r.Name, len(r.Real))
-	return append(append([]byte(head), r.CalibratedConfig...), '\n')
+// ScenarioYAML is a calibrated scenario as a file: a comment saying where
+// it comes from (fitted on what), then the scenario echoed (config.Echo's
+// JSON is valid YAML), which stormsim run, sweep and calibrate --model take
+// as it is.
+func (r *Report) ScenarioYAML(fittedOn string, echo []byte) []byte {
+	head := fmt.Sprintf("# %s calibrated against %s of the gateway (stormsim calibrate): capacity, network and\n"+
+		"# detection fitted as calibration.json's fit.method says; everything else as in the config.\n", r.Name, fittedOn)
+	return append(append([]byte(head), echo...), '\n')
 }
 
 // WriteFile writes data to a temporary file renamed into place, readable

@@ -20,7 +20,7 @@ func TestOutputFilesAreReadableByAll(t *testing.T) {
 	if err := rep.WriteJSON(report); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(yaml, rep.CalibratedYAML()); err != nil {
+	if err := WriteFile(yaml, rep.ScenarioYAML("1 real run", rep.CalibratedConfig)); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{report, yaml} {
@@ -35,16 +35,17 @@ func TestOutputFilesAreReadableByAll(t *testing.T) {
 }
 
 // TestFailures: the verdict names each reason not to pass: a failed lab
-// check, a failed agreement of a checked model (the uncalibrated one's
-// does not count), a compared run that other work disturbed.
+// check, a failed agreement of a checked model (the pooled and the
+// uncalibrated ones' do not count), a compared run that other work
+// disturbed.
 func TestFailures(t *testing.T) {
 	quiet := &measured.Run{Run: 1, Load: measured.Load{Measured: true}}
 	busy := &measured.Run{Run: 2, Load: measured.Load{Measured: true, OtherDuringCores: 0.9, Disturbed: true}}
 	base := func() *Report {
 		return &Report{Real: []*measured.Run{quiet}, Checks: []measured.Check{{Run: 1, Name: "baseline routes", Pass: true}},
-			Simulations: []Simulation{{Role: Predicted}, {Role: Calibrated}, {Role: Uncalibrated}},
+			Simulations: []Simulation{{Role: Predicted}, {Role: Calibrated}, {Role: Pooled}, {Role: Uncalibrated}},
 			Agreement: []compare.Agreement{{Model: "predicted", Name: "attempts", Pass: true}, {Model: "calibrated", Name: "attempts", Pass: true},
-				{Model: "uncalibrated", Name: "attempts", Pass: false}}}
+				{Model: "pooled", Name: "attempts", Pass: false}, {Model: "uncalibrated", Name: "attempts", Pass: false}}}
 	}
 	if f := base().Failures(); len(f) != 0 {
 		t.Errorf("passing report: failures %v", f)

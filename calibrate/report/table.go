@@ -19,8 +19,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s: %d clients, policy %s, %d real run(s) from seed %d, %d replications per model\n",
 		r.Name, r.Clients, r.Policy, len(r.Real), r.Seed, replications(r))
-	if r.Model != "" {
-		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", r.Model)
+	if len(r.Models) > 0 {
+		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", strings.Join(r.Models, ", "))
 	}
 	r.writeRuns(b)
 	r.writeChecks(b)
@@ -146,7 +146,11 @@ func waveList(w fit.FirstWave, f func(fit.WaveRun) string) string {
 }
 
 func writeSimulation(b *strings.Builder, sm Simulation) {
-	fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications; twin: the replications with the real runs' seeds)\n", sm.Role)
+	sets := ""
+	if n := len(sm.Sections); n > 1 {
+		sets = fmt.Sprintf(", %d sets of sections in turn", n)
+	}
+	fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications%s; twin: the replications with the real runs' seeds)\n", sm.Role, sets)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\treal\tsim mean\tsim 95% interval\trel error\tinside\ttwin\ttwin error\treal pct\t")
 	for _, m := range sm.Metrics {
