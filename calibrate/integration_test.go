@@ -40,10 +40,11 @@ import (
 // criterion under 5%). So a miss is logged and the whole storm run once
 // more, fresh; only a second miss fails the test (well under 1 in 100 for
 // an exact model; a model that is off misses both). A run that other work
-// disturbed is replaced once by the calibration itself; one that stays
-// disturbed measures that work, not the model: its agreement is not
-// judged, but the report must say so and fail. The lab checks and the
-// outputs must hold every time.
+// disturbed is replaced once by the calibration itself, each run waiting
+// up to 20 s for the machine to be quiet first; one that stays disturbed
+// measures that work, not the model: its agreement is not judged, but the
+// report must say so and fail. The lab checks and the outputs must hold
+// every time.
 const shortReps = 200
 
 var gatewayOnce struct {
@@ -186,14 +187,15 @@ func rolesOf(rep *report.Report) []report.Role {
 // model role's agreement.
 func calibrateShort(t *testing.T, url, out string, sets []string, model string, role report.Role) (*report.Report, []string) {
 	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "1",
-		"--replications", strconv.Itoa(shortReps), "--database-url", url, "--gateway-bin", gatewayBinary(t), "--timeout", "1m"}
+		"--replications", strconv.Itoa(shortReps), "--database-url", url, "--gateway-bin", gatewayBinary(t), "--timeout", "2m",
+		"--wait-quiet", "20s"}
 	for _, set := range sets {
 		args = append(args, "--set", set)
 	}
 	if model != "" {
 		args = append(args, "--model", model)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, stormsimBinary(t), args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // lets it stop its gateways
