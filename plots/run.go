@@ -47,7 +47,7 @@ type PolicySeries struct {
 	AcceptsPerWindow  []float64 // handshakes admitted; their running sum over Clients is the connected fraction
 
 	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart
-	ConvergenceMs float64 // time of the last successful connect
+	ConvergenceMs float64 // time of the last successful connect; 0 when the storm did not converge
 
 	// StaleRoutesPerWindow is the number of stale routes at the end of each
 	// window (lease model), drawn over its window; nil when the model is off.
@@ -125,8 +125,8 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			AttemptsPerWindow: int64s(res.Series.Attempts),
 			AcceptsPerWindow:  int64s(res.Series.Accepts),
 			ConnectP99Ms:      res.ConnectMs.P99,
-			ConvergenceMs:     res.ConvergenceMs,
 		}
+		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
 		if rc := res.Reclaim; rc != nil {
 			p.StaleRoutesPerWindow = int64s(rc.StaleRoutes)
 			p.StaleRouteSeconds = rc.StaleRouteSeconds

@@ -250,8 +250,9 @@ func TestOverlayKeepsPolicyColoursAndDashesRuns(t *testing.T) {
 }
 
 func TestFromResults(t *testing.T) {
+	convergence := 42.0
 	results := []sim.Result{{
-		Policy: "full", Clients: 3, ConvergenceMs: 42, WindowMs: 10,
+		Policy: "full", Clients: 3, ConvergenceMs: &convergence, WindowMs: 10,
 		ConnectMs: sim.Quantiles{P99: 40},
 		Series:    sim.Series{Attempts: []int64{3, 2}, Accepts: []int64{1, 2}, Rejects: []int64{2, 0}},
 	}}
