@@ -34,6 +34,11 @@ type Run struct {
 	// DBBudgetRowsPerS is the database read budget in rows per second drawn
 	// on the database chart; 0 means none.
 	DBBudgetRowsPerS float64
+
+	// ClaimCapacityPerWindow is the most route claims the surviving
+	// gateways complete in one metrics window (capacity model), drawn on
+	// the goodput chart; 0 means none.
+	ClaimCapacityPerWindow float64
 }
 
 // PolicySeries is what one backoff policy did in a run: per-window counts
@@ -58,6 +63,13 @@ type PolicySeries struct {
 	// DBRowsPerS is the database read rate in rows per second in each
 	// window (database model); nil when the model is off.
 	DBRowsPerS []float64
+
+	// With an outcome (timeouts, a horizon): route claims done per window
+	// that connected a client, those wasted on clients that had given up,
+	// and the handshakes waiting at each window's end; nil otherwise.
+	GoodputPerWindow []float64
+	WastedPerWindow  []float64
+	QueuePerWindow   []float64
 
 	// Replicated is the spread over replications for the work-vs-time
 	// chart; nil for a single run, which then uses the totals above.
@@ -127,6 +139,11 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			ConnectP99Ms:      res.ConnectMs.P99,
 		}
 		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
+		if res.Series.Goodput != nil {
+			p.GoodputPerWindow = int64s(res.Series.Goodput)
+			p.WastedPerWindow = int64s(res.Series.Wasted)
+			p.QueuePerWindow = int64s(res.Series.Queue)
+		}
 		if rc := res.Reclaim; rc != nil {
 			p.StaleRoutesPerWindow = int64s(rc.StaleRoutes)
 			p.StaleRouteSeconds = rc.StaleRouteSeconds
@@ -186,6 +203,7 @@ func (r *Run) validate() error {
 		}{
 			{"attempts", p.AttemptsPerWindow}, {"accepts", p.AcceptsPerWindow},
 			{"stale routes", p.StaleRoutesPerWindow}, {"db rows/s", p.DBRowsPerS},
+			{"goodput", p.GoodputPerWindow}, {"wasted", p.WastedPerWindow}, {"queue", p.QueuePerWindow},
 		} {
 			for j, v := range s.v {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {

@@ -101,6 +101,7 @@ func TestWriteProducesEveryChartAsValidPNGAndSVG(t *testing.T) {
 	}{
 		{"seed model", seedModelRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart}},
 		{"lab with failure models", labRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart}},
+		{"storm with an outcome", outcomeRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, GoodputChart, QueueChart}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -193,7 +193,7 @@ func TestEngineMatchesReference(t *testing.T) {
 			// (its last connect is kept whatever the storm did).
 			core := got
 			core.modelResults = modelResults{Refused: got.Refused, Unavailable: got.Unavailable}
-			core.OutcomeResult, core.Series.Goodput, core.Series.Queue = nil, nil, nil
+			core.OutcomeResult, core.Series.Goodput, core.Series.Wasted, core.Series.Queue = nil, nil, nil, nil
 			core.ConvergenceMs = &core.ConnectMs.Max
 			naive.modelResults = core.modelResults
 			if !reflect.DeepEqual(core, naive) {

@@ -65,7 +65,7 @@ func (st *storm) outcome() *OutcomeResult {
 	case out.Converged:
 		out.Outcome = OutcomeConverged
 	case survivors > 0 && e.tailServed > 0 && busy.Cmp(capacity) >= 0 && e.tailUseful*10 < e.tailServed:
-		out.Outcome = OutcomeMetastable
+		out.Outcome, out.Metastable = OutcomeMetastable, true
 	default:
 		out.Outcome = OutcomeUnfinished
 	}

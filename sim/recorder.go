@@ -12,7 +12,8 @@ type recorder struct {
 	attempts    windowSeries
 	accepts     windowSeries
 	rejects     windowSeries
-	goodput     windowSeries // accepts whose answer reached the client in time (tracked runs)
+	goodput     windowSeries // claims done whose answer reached the client in time (tracked runs)
+	wasted      windowSeries // claims done for clients that had gone (tracked runs)
 	queue       windowSeries // handshakes waiting at each window's end, all gateways (tracked runs)
 	abandoned   int64
 	refused     int64
@@ -29,7 +30,7 @@ type recorder struct {
 	count    int64
 }
 
-type gatewaySeries struct{ attempts, accepts, rejects, goodput, queue windowSeries }
+type gatewaySeries struct{ attempts, accepts, rejects, goodput, wasted, queue windowSeries }
 
 // init prepares the recorder; tracked adds the goodput and queue series.
 func (r *recorder) init(window time.Duration, gateways, clients int, tracked bool) {
@@ -37,17 +38,17 @@ func (r *recorder) init(window time.Duration, gateways, clients int, tracked boo
 	r.deltas = make([]byte, 0, 2*clients+16) // most gaps fit two varint bytes
 	r.gateways = make([]gatewaySeries, gateways)
 	r.queue.level = true
-	all := []*windowSeries{&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.queue}
+	all := []*windowSeries{&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue}
 	for g := range r.gateways {
 		gs := &r.gateways[g]
 		gs.queue.level = true
-		all = append(all, &gs.attempts, &gs.accepts, &gs.rejects, &gs.goodput, &gs.queue)
+		all = append(all, &gs.attempts, &gs.accepts, &gs.rejects, &gs.goodput, &gs.wasted, &gs.queue)
 	}
 	per := 3
 	if tracked {
-		per = 5
+		per = 6
 	}
-	r.limit = seriesLimit(len(all) / 5 * per)
+	r.limit = seriesLimit(len(all) / 6 * per)
 	for _, ws := range all {
 		r.track(ws)
 	}
@@ -85,12 +86,22 @@ func (r *recorder) accept(w, gw int) {
 	}
 }
 
-// useful records that the admitted attempt of window w, at gateway gw,
-// reached its client in time.
-func (r *recorder) useful(w, gw int) {
-	r.goodput.add(w, 1)
+// claimed records a route claim whose answer left gateway gw at t: useful
+// when its client was still there to get it, wasted when not.
+func (r *recorder) claimed(t time.Duration, gw int, useful bool) {
+	w := r.index(t)
+	series := &r.wasted
+	if useful {
+		series = &r.goodput
+	}
+	series.add(w, 1)
 	if len(r.gateways) > 0 {
-		r.gateways[gw].goodput.add(w, 1)
+		g := &r.gateways[gw]
+		series = &g.wasted
+		if useful {
+			series = &g.goodput
+		}
+		series.add(w, 1)
 	}
 }
 
@@ -163,7 +174,7 @@ func (r *recorder) quantiles() Quantiles {
 func (r *recorder) result(policy string, clients int) Result {
 	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.width)}
 	res.Abandoned, res.Refused, res.Unavailable = r.abandoned, r.refused, r.unavailable
-	res.Series = r.trimmed(&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.queue)
+	res.Series = r.trimmed(&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue)
 	for w := range res.Series.Attempts {
 		res.Attempts += res.Series.Attempts[w]
 		res.Accepted += res.Series.Accepts[w]
@@ -179,7 +190,7 @@ func (r *recorder) result(policy string, clients int) Result {
 	res.ConvergenceMs = &convergence
 	for g := 1; g < len(r.gateways); g++ {
 		s := &r.gateways[g]
-		gr := GatewayResult{Gateway: g, Series: r.trimmed(&s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.queue)}
+		gr := GatewayResult{Gateway: g, Series: r.trimmed(&s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
 		for w := range gr.Series.Attempts {
 			gr.Attempts += gr.Series.Attempts[w]
 			gr.Accepted += gr.Series.Accepts[w]
@@ -194,10 +205,10 @@ func (r *recorder) result(policy string, clients int) Result {
 // trimmed returns the series without the windows after the last one that
 // holds anything, padded to one length, never nil; goodput and queue only
 // when the run tracks them.
-func (r *recorder) trimmed(attempts, accepts, rejects, goodput, queue *windowSeries) Series {
+func (r *recorder) trimmed(attempts, accepts, rejects, goodput, wasted, queue *windowSeries) Series {
 	end := lastNonZero(attempts.v) + 1
 	if r.tracked {
-		end = max(end, lastNonZero(queue.v)+1)
+		end = max(end, lastNonZero(goodput.v)+1, lastNonZero(wasted.v)+1, lastNonZero(queue.v)+1)
 	}
 	pad := func(s []int64) []int64 {
 		out := make([]int64, end)
@@ -206,7 +217,7 @@ func (r *recorder) trimmed(attempts, accepts, rejects, goodput, queue *windowSer
 	}
 	out := Series{Attempts: pad(attempts.v), Accepts: pad(accepts.v), Rejects: pad(rejects.v)}
 	if r.tracked {
-		out.Goodput, out.Queue = pad(goodput.v), pad(queue.v)
+		out.Goodput, out.Wasted, out.Queue = pad(goodput.v), pad(wasted.v), pad(queue.v)
 	}
 	return out
 }

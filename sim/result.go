@@ -33,13 +33,19 @@ type Quantiles struct {
 
 // Series holds per-window counts; entry i covers [i*window, (i+1)*window).
 // Trailing empty windows are trimmed (all arrays share one length).
-// Goodput and Queue are kept when the run has an outcome (OutcomeResult).
+// Goodput, Wasted and Queue are kept when the run has an outcome
+// (OutcomeResult).
 type Series struct {
 	Attempts []int64 `json:"attempts"`
 	Accepts  []int64 `json:"accepts"`
 	Rejects  []int64 `json:"rejects"`
-	Goodput  []int64 `json:"goodput,omitempty"` // accepts whose answer reached the client in time: useful work
-	Queue    []int64 `json:"queue,omitempty"`   // handshakes waiting for their turn at the window's end
+	// Goodput counts the route claims done (their answer leaving the
+	// gateway) whose client was still there: useful work. Wasted counts
+	// those whose client had gone. Both are counted when the claim's work
+	// ends, so goodput + wasted per window is what the gateways completed.
+	Goodput []int64 `json:"goodput,omitempty"`
+	Wasted  []int64 `json:"wasted,omitempty"`
+	Queue   []int64 `json:"queue,omitempty"` // handshakes waiting for their turn at the window's end
 }
 
 // Convergence returns the time of the last successful connect in
@@ -72,16 +78,20 @@ const (
 // a timeout), a timeout, shedding or skipping, or when the default horizon
 // cut the run.
 type OutcomeResult struct {
-	Outcome   Outcome `json:"outcome"`
-	Converged bool    `json:"converged"`
-	HorizonMs float64 `json:"horizon_ms"` // simulated time at which the run stopped
-	Connected int64   `json:"connected"`  // clients connected by the horizon
+	Outcome Outcome `json:"outcome"`
+	// Converged and Metastable say the same as Outcome, as numbers for
+	// checks and sweeps (true is 1): the mean over replications is the
+	// fraction of runs that converged, or that were metastable.
+	Converged  bool    `json:"converged"`
+	Metastable bool    `json:"metastable"`
+	HorizonMs  float64 `json:"horizon_ms"` // simulated time at which the run stopped
+	Connected  int64   `json:"connected"`  // clients connected by the horizon
 	// TimedOut counts attempts whose client gave up waiting at the
 	// policy's timeout.
 	TimedOut int64 `json:"timed_out"`
-	// Wasted counts admitted handshakes whose route claim was done but
-	// whose answer reached the client too late: the claim's work and the
-	// token were spent for nothing.
+	// Wasted counts route claims done before the horizon whose answer
+	// reached the client too late: the claim's work and the token were
+	// spent for nothing.
 	Wasted  int64 `json:"wasted"`
 	Shed    int64 `json:"shed"`    // handshakes answered 503 at once because the queue was full (capacity.max_queue)
 	Skipped int64 `json:"skipped"` // handshakes dropped at their turn because their client had gone (capacity.abandoned: skip)

@@ -196,33 +196,36 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	reply := answered + back
 	late := reply > deadline || out == skipped || dropped // a skipped handshake is never answered
 	useful := out == admitted && !late
-	if useful && st.pool != nil {
-		st.pool.conns[gw]++
-	}
 	if st.queues != nil {
 		st.tally(out, decided, useful)
 	}
-	w := -1
 	if decided < st.horizon {
-		w = st.rec.attempt(decided, out, gw)
-	}
-	if out == admitted {
-		if w >= 0 {
+		w := st.rec.attempt(decided, out, gw)
+		if out == admitted {
 			st.rec.accept(w, gw)
 		}
-		if useful {
-			if w >= 0 && st.rec.tracked {
-				st.rec.useful(w, gw)
+	}
+	if out == admitted {
+		if st.pool != nil {
+			st.pool.conns[gw]++ // the balancer counts the connection from its admission
+		}
+		// The claim's work ends when its answer leaves: useful if the
+		// client is still there, wasted if not.
+		if answered < st.horizon && !dropped {
+			if !useful {
+				st.end.wasted++
 			}
+			if st.rec.tracked {
+				st.rec.claimed(answered, gw, useful)
+			}
+		}
+		if useful {
 			if reply < st.horizon {
 				st.rec.connected(reply)
 			} else {
 				st.end.cut = true
 			}
 			return 0, false
-		}
-		if w >= 0 && !dropped {
-			st.end.wasted++
 		}
 	}
 	retryAfter, from := st.retryAfter, reply
@@ -339,7 +342,7 @@ func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (
 	q, tn := st.queues[g], &st.turn
 	*tn = turn{}
 	line := st.line(g, t)
-	if st.maxQueue > 0 && line.len() >= st.maxQueue {
+	if st.maxQueue > 0 && line.len() >= int64(st.maxQueue) {
 		return shed, t, t
 	}
 	tn.served = true
@@ -398,7 +401,7 @@ func (st *storm) sampleLine(l *waitLine, g int, until time.Duration) {
 		}
 		l.advance(end)
 		if n := l.len(); n > 0 && st.rec.tracked {
-			st.rec.waiting(end, g, int64(n))
+			st.rec.waiting(end, g, n)
 		}
 		l.sampled = end
 	}

@@ -150,12 +150,13 @@ func metastableStorm(t *testing.T, capacity models.CapacitySpec, admission model
 // other 900 give up at 1 s and come back every 1.1 s, 818 a second
 // against 100 served: the queue only grows, every later answer is late,
 // and the gateway is busy to the horizon with claims nobody waits for.
-// It decides one handshake every 10 ms, 6,000 by 60 s, 5,900 of them
-// wasted; each of the 900 gives up at 1.0, 2.1, ..., 59.3 s: 54 times.
+// It decides one handshake every 10 ms, 6,000 by 60 s; claims end at
+// 10(k+1) ms, so 5,999 end before 60 s, 5,899 of them wasted. Each of the
+// 900 gives up at 1.0, 2.1, ..., 59.3 s: 54 times.
 func TestMetastableStormServe(t *testing.T) {
 	s := metastableStorm(t, models.CapacitySpec{AdmitPerS: 100}, models.AdmissionSpec{Kind: "unlimited"})
 	r := runFirst(t, s)
-	want := ended{attempts: 6000, accepted: 6000, connected: 100, wasted: 5900, timedOut: 900 * 54,
+	want := ended{attempts: 6000, accepted: 6000, connected: 100, wasted: 5899, timedOut: 900 * 54,
 		outcome: OutcomeMetastable, convergenceMs: -1}
 	if got := endedOf(t, r); got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -163,9 +164,14 @@ func TestMetastableStormServe(t *testing.T) {
 	if r.TailBusy != 1 || r.TailUseful != 0 {
 		t.Errorf("last 6 s: busy %v, useful %v; want 1, 0", r.TailBusy, r.TailUseful)
 	}
-	// Goodput: 100 useful accepts, all in the first second.
-	if len(r.Series.Goodput) == 0 || r.Series.Goodput[0] != 100 || sum(r.Series.Goodput) != 100 {
-		t.Errorf("goodput per second %v, want 100 in the first", r.Series.Goodput)
+	// Goodput: the 100 useful claims end at 10, 20, ..., 1000 ms: 99 in
+	// the first second, the last at 1 s. Every later claim is wasted, one
+	// per 10 ms: 100 a second from then on.
+	if g := r.Series.Goodput; len(g) < 2 || g[0] != 99 || g[1] != 1 || sum(g) != 100 {
+		t.Errorf("goodput per second %v, want 99, 1 and nothing more", g)
+	}
+	if w := r.Series.Wasted; len(w) != 60 || w[0] != 0 || w[1] != 99 || w[30] != 100 || w[59] != 100 || sum(w) != 5899 {
+		t.Errorf("wasted per second %v, want 0, 99, then 100 a second", w)
 	}
 }
 
