@@ -86,7 +86,8 @@ func TestCompareMetricsAgainstReplications(t *testing.T) {
 	real := []*measured.Run{{Seed: 7, Crash: storm.Summary{Attempts: 100, ConvergenceMs: 1000}}}
 	var reps []sim.Result
 	for _, a := range []int64{90, 100, 110, 120} {
-		reps = append(reps, sim.Result{Attempts: a, ConvergenceMs: 1300})
+		conv := 1300.0
+		reps = append(reps, sim.Result{Attempts: a, ConvergenceMs: &conv})
 	}
 	got := Metrics(real, reps, 7)
 	find := func(name string) MetricComparison {
