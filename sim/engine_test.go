@@ -162,11 +162,10 @@ func TestEngineMatchesReference(t *testing.T) {
 	if testing.Short() {
 		n = 200
 	}
-	defer func(limit int64) { ringLimit = limit }(ringLimit)
 	for i := 0; i < n; i++ {
 		s := randomScenario(r)
 		// A tiny ring sends most retries beyond the horizon and back.
-		ringLimit = []int64{maxRingBuckets, 64, 2}[i%3]
+		ringLimit := []int64{maxRingBuckets, 64, 2}[i%3]
 		b := mustBackoff(t, s.Policies[0])
 		var gotTrace, wantTrace uint64
 		tracer := func(h *uint64) func(time.Duration, uint32, bool) {
@@ -178,7 +177,10 @@ func TestEngineMatchesReference(t *testing.T) {
 				*h = policies.SplitMix64(*h ^ v)
 			}
 		}
-		got := runTraced(s, b, s.Seed, tracer(&gotTrace), nil)
+		st := newStorm(s, b, s.Seed)
+		st.trace = tracer(&gotTrace)
+		runStorm(st, ringLimit, nil)
+		got := st.result()
 		want, naive := referenceRun(s, b, s.Seed, tracer(&wantTrace))
 		if gotTrace != wantTrace {
 			t.Fatalf("case %d (%+v): engines process attempts in different orders", i, *s)

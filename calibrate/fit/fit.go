@@ -104,10 +104,10 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	f.Model = Model{
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS},
-		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: "fixed"},
-			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: "fixed"},
+		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
+			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed},
 			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every},
-		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "fixed", Value: durationMs(f.FirstWave.OnsetMs)}},
+		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs)}},
 	}
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)

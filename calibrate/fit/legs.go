@@ -95,9 +95,9 @@ func fitLognormal(samples []float64) models.Distribution {
 	mu, sigma := stat.MeanStdDev(logs, nil)
 	median := durationMs(math.Exp(mu))
 	if !(sigma >= 0.01) || median <= 0 {
-		return models.Distribution{Dist: "fixed", Value: median}
+		return models.Distribution{Dist: models.DistFixed, Value: median}
 	}
-	return models.Distribution{Dist: "lognormal", Median: median, Sigma: roundTo(min(sigma, 5), 1e-4),
+	return models.Distribution{Dist: models.DistLognormal, Median: median, Sigma: roundTo(min(sigma, 5), 1e-4),
 		Cap: max(durationMs(hi), median)}
 }
 

@@ -265,11 +265,11 @@ func describeDistPtr(d *models.Distribution) string {
 // describeDist prints a distribution in one short phrase.
 func describeDist(d models.Distribution) string {
 	switch d.Dist {
-	case "lognormal":
+	case models.DistLognormal:
 		return fmt.Sprintf("lognormal(median %v, sigma %.2f, cap %v)", d.Median, d.Sigma, d.Cap)
-	case "uniform":
+	case models.DistUniform:
 		return fmt.Sprintf("uniform[%v, %v)", d.Min, d.Max)
-	case "empirical":
+	case models.DistEmpirical:
 		p := d.Points
 		return fmt.Sprintf("empirical(%d points: min %v, median %v, max %v)", len(p), p[0], p[(len(p)-1)/2], p[len(p)-1])
 	}
