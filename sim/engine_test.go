@@ -164,8 +164,9 @@ func TestEngineMatchesReference(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		s := randomScenario(r)
-		// A tiny ring sends most retries beyond the horizon and back.
-		ringLimit := []int64{maxRingBuckets, 64, 2}[i%3]
+		// A tiny ring sends most retries beyond the horizon and back; draws
+		// made ahead for every bucket, none, or the big ones.
+		w := wheel{ringLimit: []int64{maxRingBuckets, 64, 2}[i%3], minLook: []int{1, 0, minLook, 1}[i%4]}
 		b := mustBackoff(t, s.Policies[0])
 		var gotTrace, wantTrace uint64
 		tracer := func(h *uint64) func(time.Duration, uint32, bool) {
@@ -179,7 +180,7 @@ func TestEngineMatchesReference(t *testing.T) {
 		}
 		st := newStorm(s, b, s.Seed)
 		st.trace = tracer(&gotTrace)
-		runStorm(st, ringLimit, nil)
+		runStorm(st, w, nil)
 		got := st.result()
 		want, naive := referenceRun(s, b, s.Seed, tracer(&wantTrace))
 		if gotTrace != wantTrace {

@@ -222,6 +222,6 @@ func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResu
 	// the round), so its drain round replays its storm round's numbers, as
 	// the real client (gateway/client) does.
 	st := newStorm(&d, underTest, seed)
-	runStorm(st, maxRingBuckets, nil)
+	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, nil)
 	return st.result().Drain
 }

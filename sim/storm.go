@@ -153,13 +153,24 @@ func (st *storm) firstSend(c uint32) time.Duration {
 // the attempt alone, that rtt, so that it is drawn once for the attempt,
 // not again on arrival.
 func (st *storm) firstArrival(c uint32) (time.Duration, uint32) {
-	return st.arrival(c, 1, st.firstSend(c))
+	return st.arrival(c, 1, st.firstSend(c), 0)
+}
+
+// aheadRTT is the rtt of the attempt after client c's attempt number
+// attempts+1, when attempts travel with their rtt (rttInEvent). It is a
+// pure function of its arguments, so it may be drawn ahead of time, on
+// another goroutine, with the same result.
+func (st *storm) aheadRTT(c, attempts uint32) uint32 {
+	return uint32(st.draws.RTT(uint64(c), uint64(attempts)+2))
 }
 
 // arrival is when client c's attempt number a, sent at sent, reaches a
-// gateway, and the payload of its event.
-func (st *storm) arrival(c, a uint32, sent time.Duration) (time.Duration, uint32) {
+// gateway, and the payload of its event; ahead, when not 0, is the rtt of
+// the attempt as drawn ahead of time (aheadRTT).
+func (st *storm) arrival(c, a uint32, sent time.Duration, ahead uint32) (time.Duration, uint32) {
 	switch {
+	case st.rttInEvent && ahead != 0:
+		return sent + time.Duration(ahead)/2, ahead
 	case st.rttInEvent:
 		rtt := st.draws.RTT(uint64(c), uint64(a))
 		return sent + rtt/2, uint32(rtt)
@@ -195,9 +206,10 @@ type turn struct {
 }
 
 // handle is client c's attempt number attempts+1 arriving at time t with
-// its event's payload pay. It returns when the client's next attempt
+// its event's payload pay (and ahead, the next attempt's rtt if it was
+// drawn ahead of time, else 0). It returns when the client's next attempt
 // arrives and that event's payload, if there is a next attempt.
-func (st *storm) handle(t time.Duration, c, attempts, pay uint32) (next time.Duration, nextPay uint32, again bool) {
+func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next time.Duration, nextPay uint32, again bool) {
 	a := attempts + 1
 	// With delays of its own an attempt's legs come from its rtt, carried
 	// in its event, or are drawn again here: the out leg gives back its
@@ -291,7 +303,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay uint32) (next time.Dur
 	if !st.within(send) {
 		return 0, 0, false
 	}
-	next, nextPay = st.arrival(c, a+1, send)
+	next, nextPay = st.arrival(c, a+1, send, ahead)
 	if !st.within(next) {
 		return 0, 0, false
 	}
