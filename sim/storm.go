@@ -63,7 +63,6 @@ type ending struct {
 	lines                         []waitLine // per gateway, with a capacity
 	waits                         waitHistogram
 	timedOut, wasted, shed, skips int64
-	dropped                       int64         // skipped after their token was taken (decide: arrival)
 	tailFrom                      time.Duration // start of the horizon's last tenth
 	tailBusy                      time.Duration // service time within it, summed over gateways
 	tailServed, tailUseful        int64         // handshakes whose turn started within it; those that connected
@@ -337,7 +336,6 @@ func (st *storm) tally(out outcome, decided time.Duration, useful bool) {
 		e.skips++
 	case tn.dropped:
 		e.skips++
-		e.dropped++
 	}
 	if !tn.served || tn.start >= st.horizon {
 		return
