@@ -40,8 +40,12 @@ func (d *Document) WriteTable(w io.Writer) error {
 		if ms, ok := r.Convergence(); ok {
 			last = millis(ms)
 		}
+		p50, p99 := "-", "-" // nobody connected
+		if r.OutcomeResult == nil || r.Connected > 0 {
+			p50, p99 = millis(r.ConnectMs.P50), millis(r.ConnectMs.P99)
+		}
 		cells := []string{r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
-			thousands(r.PeakAttemptsPerWindow), last, millis(r.ConnectMs.P50), millis(r.ConnectMs.P99)}
+			thousands(r.PeakAttemptsPerWindow), last, p50, p99}
 		if o := r.OutcomeResult; o != nil {
 			cells = append(cells, string(o.Outcome), thousands(o.Connected), thousands(o.TimedOut), thousands(o.Wasted),
 				thousands(o.Shed), thousands(o.Skipped))

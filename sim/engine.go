@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"runtime"
 	"time"
 
+	"stormsim/models"
 	"stormsim/policies"
 )
 
@@ -42,21 +44,29 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool), report func(Progress) bool) Result {
 	st := newStorm(s, b, seed)
 	st.trace = trace
-	runStorm(st, maxRingBuckets, report)
+	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report)
 	return st.result()
 }
 
-// runStorm runs st on a wheel of at most ringLimit buckets (the tests
-// shrink it to exercise the overflow path), with events that carry a
-// payload when the storm needs one.
-func runStorm(st *storm, ringLimit int64, report func(Progress) bool) {
+// wheel is how the engine runs a storm: the most buckets its ring may
+// have, and the smallest bucket whose next attempts' draws are made ahead
+// on another core (0: none are). The results never depend on either; the
+// tests vary both to exercise every path.
+type wheel struct {
+	ringLimit int64
+	minLook   int
+}
+
+// runStorm runs st on a wheel w, with events that carry a payload when the
+// storm needs one.
+func runStorm(st *storm, w wheel, report func(Progress) bool) {
 	if st.rttInEvent {
-		e := newEngine[paidEvent](st, ringLimit)
+		e := newEngine[paidEvent](st, w)
 		e.report = report
 		e.run()
 		return
 	}
-	e := newEngine[event](st, ringLimit)
+	e := newEngine[event](st, w)
 	e.report = report
 	e.run()
 }
@@ -91,13 +101,17 @@ type engine[E wheelEvent] struct {
 	report    func(Progress) bool // nil: no progress reports
 	processed int64               // attempts processed
 	stopped   bool                // report asked to stop
+
+	ahead   lookahead // draws for the next bucket, made on another core
+	minLook int       // the smallest bucket for ahead; 0: never
 }
 
-func newEngine[E wheelEvent](st *storm, ringLimit int64) *engine[E] {
+func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
 	s := st.s
-	e := &engine[E]{st: st}
+	e := &engine[E]{st: st, minLook: w.minLook}
+	ringLimit := w.ringLimit
 	e.width = min(s.Metrics.Window, maxBucketWidth)
-	if s.Admission.Kind == "slots" {
+	if s.Admission.Kind == models.AdmissionSlots {
 		e.width = min(e.width, s.Admission.Slot)
 	}
 	// A power-of-two width turns every bucket index into a shift; the width
@@ -121,6 +135,10 @@ func newEngine[E wheelEvent](st *storm, ringLimit int64) *engine[E] {
 
 func (e *engine[E]) run() {
 	st := e.st
+	if isPaid[E]() && e.minLook > 0 && runtime.GOMAXPROCS(0) > 1 {
+		e.ahead.start(st, e.minLook)
+		defer e.ahead.stop()
+	}
 	if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
@@ -130,7 +148,7 @@ func (e *engine[E]) run() {
 		start, _ := st.firstArrival(0)
 		e.cur = int64(start>>e.shift) - 1
 		for c := 0; c < st.s.Clients && !e.stopped; c++ {
-			e.attempt(start, uint32(c), 0, 0)
+			e.attempt(start, uint32(c), 0, 0, 0)
 		}
 		e.cur++
 		e.migrate()
@@ -214,6 +232,7 @@ func (e *engine[E]) appendTo(bi int64, ev E) {
 // processBucket runs every attempt of bucket cur in (time, scheduling order),
 // merging in the attempts that are scheduled into it while it runs.
 func (e *engine[E]) processBucket() {
+	e.ahead.wait()
 	b := &e.ring[e.cur&e.mask]
 	n := b.n
 	if cap(e.scratch[0]) < n {
@@ -224,14 +243,18 @@ func (e *engine[E]) processBucket() {
 	e.free = append(e.free, b.chunks...)
 	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
 	e.ringCount -= n
+	if e.ahead.on {
+		next := &e.ring[(e.cur+1)&e.mask]
+		e.ahead.begin(next.chunks, next.n)
+	}
 	base := time.Duration(e.cur) * e.width
 	i := 0
 	for !e.stopped {
 		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
-			ev, pay := *head(&evs[i]), payOf(&evs[i])
+			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
 			e.pending--
-			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts, pay)
+			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts, pay, ahead)
 			continue
 		}
 		if len(e.soon.items) == 0 {
@@ -239,14 +262,15 @@ func (e *engine[E]) processBucket() {
 		}
 		te := e.soon.pop()
 		e.pending--
-		e.attempt(te.t, te.client, te.attempts, te.pay)
+		e.attempt(te.t, te.client, te.attempts, te.pay, 0)
 	}
 }
 
 // attempt is client c's handshake number attempts+1, arriving at time t
-// with the storm's payload pay.
-func (e *engine[E]) attempt(t time.Duration, c, attempts, pay uint32) {
-	if next, nextPay, again := e.st.handle(t, c, attempts, pay); again {
+// with the storm's payload pay, and ahead as drawn ahead of time for its
+// next attempt (0: nothing).
+func (e *engine[E]) attempt(t time.Duration, c, attempts, pay, ahead uint32) {
+	if next, nextPay, again := e.st.handle(t, c, attempts, pay, ahead); again {
 		e.push(next, c, attempts+1, nextPay)
 	}
 	e.processed++

@@ -15,11 +15,13 @@ type event struct {
 }
 
 // paidEvent is an event that carries the storm's payload from an attempt's
-// send to its arrival (its rtt, so that it is drawn once): 16 bytes. Only
-// storms that need one pay for the larger event.
+// send to its arrival (its rtt, so that it is drawn once), and room for a
+// draw made ahead of time for the client's next attempt (its rtt, 0 until
+// drawn): 20 bytes. Only storms that need them pay for the larger event.
 type paidEvent struct {
 	event
-	pay uint32
+	pay   uint32
+	ahead uint32
 }
 
 // wheelEvent is what a wheel stores. The engine is instantiated for one or
@@ -42,6 +44,15 @@ func isPaid[E wheelEvent]() bool {
 func payOf[E wheelEvent](e *E) uint32 {
 	if isPaid[E]() {
 		return (*paidEvent)(unsafe.Pointer(e)).pay
+	}
+	return 0
+}
+
+// aheadOf is what was drawn ahead of time for e's next attempt, 0 if
+// nothing was (or for a plain event).
+func aheadOf[E wheelEvent](e *E) uint32 {
+	if isPaid[E]() {
+		return (*paidEvent)(unsafe.Pointer(e)).ahead
 	}
 	return 0
 }

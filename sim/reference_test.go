@@ -48,7 +48,7 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 	}
 	for q.Len() > 0 {
 		ev := heap.Pop(q).(refEvent)
-		if next, pay, again := st.handle(ev.t, ev.client, ev.attempts, ev.pay); again {
+		if next, pay, again := st.handle(ev.t, ev.client, ev.attempts, ev.pay, 0); again {
 			push(next, ev.client, ev.attempts+1, pay)
 		}
 	}

@@ -63,7 +63,6 @@ type ending struct {
 	lines                         []waitLine // per gateway, with a capacity
 	waits                         waitHistogram
 	timedOut, wasted, shed, skips int64
-	dropped                       int64         // skipped after their token was taken (decide: arrival)
 	tailFrom                      time.Duration // start of the horizon's last tenth
 	tailBusy                      time.Duration // service time within it, summed over gateways
 	tailServed, tailUseful        int64         // handshakes whose turn started within it; those that connected
@@ -73,7 +72,7 @@ type ending struct {
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
 		backoffKey: policies.StreamKey(seed, policies.StreamBackoff), horizon: s.EffectiveHorizon()}
-	if s.Failure != nil && s.Failure.Kind == "drain" {
+	if s.Failure != nil && s.Failure.Kind == models.FailureDrain {
 		st.draining = true
 		if s.DrainPolicy != nil {
 			st.b, _ = policies.New(*s.DrainPolicy) // validated by Resolve
@@ -153,13 +152,24 @@ func (st *storm) firstSend(c uint32) time.Duration {
 // the attempt alone, that rtt, so that it is drawn once for the attempt,
 // not again on arrival.
 func (st *storm) firstArrival(c uint32) (time.Duration, uint32) {
-	return st.arrival(c, 1, st.firstSend(c))
+	return st.arrival(c, 1, st.firstSend(c), 0)
+}
+
+// aheadRTT is the rtt of the attempt after client c's attempt number
+// attempts+1, when attempts travel with their rtt (rttInEvent). It is a
+// pure function of its arguments, so it may be drawn ahead of time, on
+// another goroutine, with the same result.
+func (st *storm) aheadRTT(c, attempts uint32) uint32 {
+	return uint32(st.draws.RTT(uint64(c), uint64(attempts)+2))
 }
 
 // arrival is when client c's attempt number a, sent at sent, reaches a
-// gateway, and the payload of its event.
-func (st *storm) arrival(c, a uint32, sent time.Duration) (time.Duration, uint32) {
+// gateway, and the payload of its event; ahead, when not 0, is the rtt of
+// the attempt as drawn ahead of time (aheadRTT).
+func (st *storm) arrival(c, a uint32, sent time.Duration, ahead uint32) (time.Duration, uint32) {
 	switch {
+	case st.rttInEvent && ahead != 0:
+		return sent + time.Duration(ahead)/2, ahead
 	case st.rttInEvent:
 		rtt := st.draws.RTT(uint64(c), uint64(a))
 		return sent + rtt/2, uint32(rtt)
@@ -195,9 +205,10 @@ type turn struct {
 }
 
 // handle is client c's attempt number attempts+1 arriving at time t with
-// its event's payload pay. It returns when the client's next attempt
+// its event's payload pay (and ahead, the next attempt's rtt if it was
+// drawn ahead of time, else 0). It returns when the client's next attempt
 // arrives and that event's payload, if there is a next attempt.
-func (st *storm) handle(t time.Duration, c, attempts, pay uint32) (next time.Duration, nextPay uint32, again bool) {
+func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next time.Duration, nextPay uint32, again bool) {
 	a := attempts + 1
 	// With delays of its own an attempt's legs come from its rtt, carried
 	// in its event, or are drawn again here: the out leg gives back its
@@ -291,7 +302,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay uint32) (next time.Dur
 	if !st.within(send) {
 		return 0, 0, false
 	}
-	next, nextPay = st.arrival(c, a+1, send)
+	next, nextPay = st.arrival(c, a+1, send, ahead)
 	if !st.within(next) {
 		return 0, 0, false
 	}
@@ -325,7 +336,6 @@ func (st *storm) tally(out outcome, decided time.Duration, useful bool) {
 		e.skips++
 	case tn.dropped:
 		e.skips++
-		e.dropped++
 	}
 	if !tn.served || tn.start >= st.horizon {
 		return
