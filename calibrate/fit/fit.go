@@ -107,7 +107,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
 			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed},
 			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every},
-		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs)}},
+		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs)}},
 	}
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)

@@ -41,9 +41,9 @@ type gatewaySpec struct {
 func (s gatewaySpec) args() ([]string, error) {
 	rate, burst := 0.0, 1
 	switch s.Admission.Kind {
-	case "token_bucket":
+	case models.AdmissionTokenBucket:
 		rate, burst = s.Admission.Rate, s.Admission.Burst
-	case "unlimited":
+	case models.AdmissionUnlimited:
 	default:
 		return nil, fmt.Errorf("gateway %s: admission kind %q has no real gateway counterpart (token_bucket or unlimited)", s.ID, s.Admission.Kind)
 	}

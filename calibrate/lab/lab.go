@@ -429,5 +429,5 @@ func waitSweep(ctx context.Context, gw *gatewayProc, dead string, within time.Du
 // unlimited is gw-a's rule: it only hosts the clients before the crash, so
 // it admits everyone (with the scenario's Retry-After, unused).
 func unlimited(a models.AdmissionSpec) models.AdmissionSpec {
-	return models.AdmissionSpec{Kind: "unlimited", RetryAfter: a.RetryAfter}
+	return models.AdmissionSpec{Kind: models.AdmissionUnlimited, RetryAfter: a.RetryAfter}
 }

@@ -51,11 +51,11 @@ func NewPlan(s *sim.Scenario, policy policies.Spec) (Plan, error) {
 		p.DrainPolicy = *s.DrainPolicy
 	}
 	switch {
-	case s.Failure != nil && s.Failure.Kind != "crash":
+	case s.Failure != nil && s.Failure.Kind != models.FailureCrash:
 		return p, &sim.FieldError{Path: "failure.kind", Problem: "calibration runs a crash (SIGKILL) of the first gateway", Got: s.Failure.Kind}
 	case s.Gateways != nil:
 		return p, &sim.FieldError{Path: "gateways", Problem: "calibration runs one surviving gateway; a pool behind a balancer is not modelled by the lab", Got: "a pool"}
-	case s.Detection != nil && (s.Detection.Kind != "reset" || !s.Detection.Delay.IsZero()):
+	case s.Detection != nil && (s.Detection.Kind != models.DetectionReset || !s.Detection.Delay.IsZero()):
 		return p, &sim.FieldError{Path: "detection", Problem: "the lab's clients see the crash as a TCP reset at once; use detection {kind: reset} or none", Got: s.Detection.Kind}
 	case s.Disconnect.At != 0:
 		return p, &sim.FieldError{Path: "disconnect.at", Problem: "the lab's clients notice the crash when it happens", Got: s.Disconnect.At}
@@ -75,7 +75,7 @@ func NewPlan(s *sim.Scenario, policy policies.Spec) (Plan, error) {
 		path string
 		spec models.AdmissionSpec
 	}{{"admission", s.Admission}, {"then_drain.admission", p.DrainAdmission}} {
-		if a.spec.Kind != "token_bucket" && a.spec.Kind != "unlimited" {
+		if a.spec.Kind != models.AdmissionTokenBucket && a.spec.Kind != models.AdmissionUnlimited {
 			return p, &sim.FieldError{Path: a.path + ".kind", Problem: "the real gateway admits by token_bucket or unlimited", Got: a.spec.Kind}
 		}
 		if a.spec.RetryAfter%time.Second != 0 {
@@ -93,7 +93,7 @@ func NewPlan(s *sim.Scenario, policy policies.Spec) (Plan, error) {
 	p.Idle = idlePings * p.Ping
 	p.ReclaimLo, p.ReclaimHi = models.ReclaimBound(l.Duration, l.RenewEvery, l.SweepEvery)
 	p.AcceptBound = math.Inf(1)
-	if s.Admission.Kind == "token_bucket" {
+	if s.Admission.Kind == models.AdmissionTokenBucket {
 		p.AcceptBound = s.Admission.New().WindowBound(p.Window)
 	}
 	return p, nil
