@@ -22,14 +22,6 @@ import (
 // 1/reject_per_s after arrival without waiting behind the claims, its
 // 1/reject_per_s still pushing back the claims queued after it.
 //
-// Stall, when set, is a pause of each surviving gateway right after the
-// failure (t = 0), drawn once per run and gateway: the gateway decides
-// nothing until the stall ends, then decides the handshakes that arrived
-// meanwhile in arrival order. It stands for what a shared machine does when
-// every client, gateway and the database wake at once (measured by
-// stormsim calibrate): one pause that every early handshake shares, not an
-// independent delay per attempt.
-//
 // DecidePerS, when set (with decide: arrival and no reject_per_s), puts a
 // first stage before the decision: every handshake, admitted or not, waits
 // its turn in arrival order for the gateway's CPU and takes 1/decide_per_s
@@ -38,7 +30,6 @@ import (
 // for its 1/admit_per_s. It stands for a survivor that decides at a
 // sustained rate a backlog of requests it has received but not yet looked
 // at, apart from the slower claim work (measured by stormsim calibrate).
-// With a stall the first stage starts when the stall ends.
 //
 // Abandoned says what a gateway does when a handshake's turn comes (its
 // claim's turn, with decide: arrival) and its client has already given up
@@ -48,13 +39,12 @@ import (
 // MaxQueue others wait for their turn is answered 503 with the admission's
 // Retry-After at once, at no cost.
 type CapacitySpec struct {
-	AdmitPerS  float64       `yaml:"admit_per_s"`         // admitted handshakes a gateway completes per second
-	RejectPerS float64       `yaml:"reject_per_s"`        // rejections it answers per second; 0 = they cost nothing
-	Decide     Decide        `yaml:"decide"`              // when admission is decided: DecideAtTurn (default) or DecideOnArrival
-	Stall      *Distribution `yaml:"stall"`               // time from the failure until a survivor decides anything; nil = none
-	DecidePerS float64       `yaml:"decide_per_s"`        // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
-	Abandoned  Abandoned     `yaml:"abandoned,omitempty"` // what to do with a handshake whose client has gone; "" = serve
-	MaxQueue   int           `yaml:"max_queue,omitempty"` // handshakes that may wait for their turn; 0 = unbounded
+	AdmitPerS  float64   `yaml:"admit_per_s"`         // admitted handshakes a gateway completes per second
+	RejectPerS float64   `yaml:"reject_per_s"`        // rejections it answers per second; 0 = they cost nothing
+	Decide     Decide    `yaml:"decide"`              // when admission is decided: DecideAtTurn (default) or DecideOnArrival
+	DecidePerS float64   `yaml:"decide_per_s"`        // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
+	Abandoned  Abandoned `yaml:"abandoned,omitempty"` // what to do with a handshake whose client has gone; "" = serve
+	MaxQueue   int       `yaml:"max_queue,omitempty"` // handshakes that may wait for their turn; 0 = unbounded
 }
 
 // Abandoned is what a gateway does with a handshake whose client has gone
@@ -111,22 +101,7 @@ func (c *CapacitySpec) Validate() error {
 	if c.MaxQueue < 0 || c.MaxQueue > MaxQueueLimit {
 		return &policies.ParamError{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
 	}
-	if c.Stall != nil {
-		if err := c.Stall.Validate(); err != nil {
-			return prefixParam("stall", err)
-		}
-	}
 	return nil
-}
-
-// StallEnd is when surviving gateway g (its index in the pool, 0 without
-// one) makes its first decision at the earliest, from the failure: a draw
-// of Stall keyed by seed and g (stream StreamStall), 0 without a stall.
-func (c *CapacitySpec) StallEnd(seed uint64, g int) time.Duration {
-	if c.Stall.IsZero() {
-		return 0
-	}
-	return c.Stall.Sample(policies.Draw(seed, uint64(g), 0, policies.StreamStall))
 }
 
 // serviceTime is 1/rate in whole nanoseconds (0 for a rate of 0).
@@ -141,17 +116,15 @@ func serviceTime(perS float64) time.Duration {
 type HandshakeQueue struct {
 	admit, reject time.Duration // service times
 	free          time.Duration // when the gateway finishes its current work
-	stallEnd      time.Duration // no decision before this time (CapacitySpec.Stall)
 	decide        time.Duration // first-stage time per handshake (CapacitySpec.DecidePerS); 0 = none
 	decideFree    time.Duration // when the first stage finishes its current handshake
 	onArrival     bool          // admission decided on arrival (CapacitySpec.Decide)
 }
 
-// NewHandshakeQueue returns an idle queue for capacity c that decides
-// nothing before stallEnd (0: no stall; see CapacitySpec.StallEnd).
-func NewHandshakeQueue(c *CapacitySpec, stallEnd time.Duration) *HandshakeQueue {
+// NewHandshakeQueue returns an idle queue for capacity c.
+func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
 	return &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
-		free: stallEnd, stallEnd: stallEnd, decide: serviceTime(c.DecidePerS), decideFree: stallEnd}
+		decide: serviceTime(c.DecidePerS)}
 }
 
 // DecidesOnArrival reports whether admission is decided when a handshake
@@ -160,16 +133,13 @@ func NewHandshakeQueue(c *CapacitySpec, stallEnd time.Duration) *HandshakeQueue 
 func (q *HandshakeQueue) DecidesOnArrival() bool { return q.onArrival }
 
 // Decision is when a handshake arriving at arrival is decided on arrival:
-// at once, or when the stall ends if it arrived during it; with a decision
-// stage (CapacitySpec.DecidePerS), when its turn there ends, which books
-// that turn. Calls must come in arrival order; decisions are then in order.
+// at once; with a decision stage (CapacitySpec.DecidePerS), when its turn
+// there ends, which books that turn. Calls must come in arrival order;
+// decisions are then in order.
 func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 	if q.decide > 0 {
 		q.decideFree = max(arrival, q.decideFree) + q.decide
 		return q.decideFree
-	}
-	if arrival < q.stallEnd {
-		return q.stallEnd
 	}
 	return arrival
 }
@@ -177,8 +147,8 @@ func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 // Book serves a handshake decided on arrival and returns when its answer
 // leaves: an admitted one after its turn and its claim work, a rejected
 // one after its own service time from arrival, that time still taken from
-// the gateway (the claims behind it wait for it). With a stall, arrival is
-// the Decision time. Calls must come in arrival order.
+// the gateway (the claims behind it wait for it). With a decision stage,
+// arrival is the Decision time. Calls must come in arrival order.
 func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duration {
 	if admitted {
 		q.free = max(arrival, q.free) + q.admit
@@ -188,9 +158,8 @@ func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duratio
 	return arrival + q.reject
 }
 
-// Start is when a handshake arriving at arrival gets its turn (never
-// before the stall ends: the queue starts free then). Calls must come in
-// arrival order; turns then never go backwards in time.
+// Start is when a handshake arriving at arrival gets its turn. Calls must
+// come in arrival order; turns then never go backwards in time.
 func (q *HandshakeQueue) Start(arrival time.Duration) time.Duration { return max(arrival, q.free) }
 
 // Skip books a handshake dropped at its turn, which started at start

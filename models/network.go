@@ -15,13 +15,6 @@ import (
 type NetworkSpec struct {
 	RTT        Distribution `yaml:"rtt"`         // round-trip time
 	ServerTime Distribution `yaml:"server_time"` // time the server spends on a handshake
-	// FirstRTT, when set, is the round-trip time of each client's first
-	// attempt instead of RTT: the first wave meets the network and the
-	// gateway at their busiest, the whole population reconnecting at once.
-	FirstRTT *Distribution `yaml:"first_rtt"`
-	// FirstServerTime, when set, is the server time of each client's
-	// admitted first attempt instead of ServerTime, for the same reason.
-	FirstServerTime *Distribution `yaml:"first_server_time"`
 	// RejectTime, when set, is the server time of a handshake that is not
 	// admitted (429, 503, refused) instead of ServerTime: a gateway that
 	// checks admission before any database work answers those far sooner
@@ -39,7 +32,7 @@ type NetworkSpec struct {
 	// BackLeg, when set, is the time from the decision to the answer
 	// reaching the client, before server (or reject) time, instead of
 	// rtt - rtt/2; FirstBackLeg the same for first attempts. With both
-	// legs set for an attempt, rtt (or first_rtt) does not apply to it.
+	// legs set for an attempt, rtt does not apply to it.
 	BackLeg      *Distribution `yaml:"back"`
 	FirstBackLeg *Distribution `yaml:"first_back"`
 	// SharedEvery, when set, makes the network's delays common: every
@@ -63,16 +56,6 @@ func (n *NetworkSpec) Validate() error {
 	if err := n.ServerTime.Validate(); err != nil {
 		return prefixParam("server_time", err)
 	}
-	if n.FirstRTT != nil {
-		if err := n.FirstRTT.Validate(); err != nil {
-			return prefixParam("first_rtt", err)
-		}
-	}
-	if n.FirstServerTime != nil {
-		if err := n.FirstServerTime.Validate(); err != nil {
-			return prefixParam("first_server_time", err)
-		}
-	}
 	for _, o := range []struct {
 		key string
 		d   *Distribution
@@ -89,7 +72,7 @@ func (n *NetworkSpec) Validate() error {
 
 // IsZero reports whether no attempt is ever delayed.
 func (n *NetworkSpec) IsZero() bool {
-	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.FirstRTT.IsZero() && n.FirstServerTime.IsZero() && n.RejectTime.IsZero() &&
+	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.RejectTime.IsZero() &&
 		n.OutLeg.IsZero() && n.FirstOutLeg.IsZero() && n.BackLeg.IsZero() && n.FirstBackLeg.IsZero()
 }
 
@@ -150,7 +133,7 @@ func (d *NetworkDraws) Trip(c, attempt uint64) (out, back time.Duration) {
 
 // RTT is the rtt of client c's attempt number attempt, for an RTTOnly
 // network: its out leg is rtt/2 and its back leg rtt - rtt/2.
-func (d *NetworkDraws) RTT(c, attempt uint64) time.Duration { return d.rtt(attempt, c, attempt) }
+func (d *NetworkDraws) RTT(c, attempt uint64) time.Duration { return d.rtt(c, attempt) }
 
 // WorkTime is what Back adds to the back leg: the server time of client
 // c's attempt number attempt, or its reject time when it was not admitted
@@ -158,11 +141,8 @@ func (d *NetworkDraws) RTT(c, attempt uint64) time.Duration { return d.rtt(attem
 func (d *NetworkDraws) WorkTime(c, attempt uint64, admitted bool) time.Duration {
 	n := d.spec
 	dist := &n.ServerTime
-	switch {
-	case !admitted && n.RejectTime != nil:
+	if !admitted && n.RejectTime != nil {
 		dist = n.RejectTime
-	case attempt == 1 && n.FirstServerTime != nil:
-		dist = n.FirstServerTime
 	}
 	if dist.IsZero() {
 		return 0
@@ -179,7 +159,7 @@ func (d *NetworkDraws) Out(c, attempt uint64, sent time.Duration) time.Duration 
 	if l := leg(n.FirstOutLeg, n.OutLeg, attempt); l != nil {
 		return l.Sample(policies.DrawKeyed(d.out, kc, ka))
 	}
-	return d.rtt(attempt, kc, ka) / 2
+	return d.rtt(kc, ka) / 2
 }
 
 // Back is the time from client c's attempt number attempt being decided at
@@ -213,7 +193,7 @@ func (d *NetworkDraws) oneWay(attempt, kc, ka uint64) (out, back time.Duration) 
 	n := d.spec
 	outLeg, backLeg := leg(n.FirstOutLeg, n.OutLeg, attempt), leg(n.FirstBackLeg, n.BackLeg, attempt)
 	if outLeg == nil || backLeg == nil {
-		rtt := d.rtt(attempt, kc, ka)
+		rtt := d.rtt(kc, ka)
 		out, back = rtt/2, rtt-rtt/2
 	}
 	if outLeg != nil {
@@ -225,25 +205,13 @@ func (d *NetworkDraws) oneWay(attempt, kc, ka uint64) (out, back time.Duration) 
 	return out, back
 }
 
-// rtt draws the round-trip time of an attempt numbered attempt under key
-// (kc, ka).
-func (d *NetworkDraws) rtt(attempt, kc, ka uint64) time.Duration {
-	n := d.spec
-	dist := &n.RTT
-	if attempt == 1 && n.FirstRTT != nil {
-		dist = n.FirstRTT
-	}
-	return dist.Sample(policies.DrawKeyed(d.network, kc, ka))
+// rtt draws the round-trip time of an attempt under key (kc, ka).
+func (d *NetworkDraws) rtt(kc, ka uint64) time.Duration {
+	return d.spec.RTT.Sample(policies.DrawKeyed(d.network, kc, ka))
 }
 
 // MaxRTT bounds the rtt of any attempt.
-func (n *NetworkSpec) MaxRTT() time.Duration {
-	rtt := n.RTT.Upper()
-	if n.FirstRTT != nil {
-		rtt = max(rtt, n.FirstRTT.Upper())
-	}
-	return rtt
-}
+func (n *NetworkSpec) MaxRTT() time.Duration { return n.RTT.Upper() }
 
 // leg is the distribution of a measured leg for attempt number attempt:
 // first for a first attempt when set, otherwise later; nil for none.
@@ -257,12 +225,6 @@ func leg(first, later *Distribution, attempt uint64) *Distribution {
 // MaxRoundTrip bounds out + back for any attempt.
 func (n *NetworkSpec) MaxRoundTrip() time.Duration {
 	rtt, server := n.RTT.Upper(), n.ServerTime.Upper()
-	if n.FirstRTT != nil {
-		rtt = max(rtt, n.FirstRTT.Upper())
-	}
-	if n.FirstServerTime != nil {
-		server = max(server, n.FirstServerTime.Upper())
-	}
 	if n.RejectTime != nil {
 		server = max(server, n.RejectTime.Upper())
 	}

@@ -61,39 +61,6 @@ func TestNetworkRejectTimeBounds(t *testing.T) {
 	}
 }
 
-// TestNetworkFirstAttempt: with a first rtt of 100 ms and a first server
-// time of 70 ms, attempt 1 travels 50 ms out and 50 + 70 ms back; attempt 2
-// uses the 40 ms rtt and 10 ms server time; MaxRoundTrip covers the slower.
-func TestNetworkFirstAttempt(t *testing.T) {
-	first, firstServer := Distribution{Value: 100 * time.Millisecond}, Distribution{Value: 70 * time.Millisecond}
-	n := NetworkSpec{RTT: Distribution{Value: 40 * time.Millisecond}, ServerTime: Distribution{Value: 10 * time.Millisecond},
-		FirstRTT: &first, FirstServerTime: &firstServer}
-	cases := []struct {
-		attempt   uint64
-		out, back time.Duration
-	}{
-		{1, 50 * time.Millisecond, 120 * time.Millisecond},
-		{2, 20 * time.Millisecond, 30 * time.Millisecond},
-	}
-	for _, c := range cases {
-		if out, back := n.Legs(7, 3, c.attempt); out != c.out || back != c.back || n.Back(7, 3, c.attempt, true, 0) != c.back {
-			t.Errorf("attempt %d: legs %v, %v; want %v, %v", c.attempt, out, back, c.out, c.back)
-		}
-	}
-	if got := n.MaxRoundTrip(); got != 170*time.Millisecond {
-		t.Errorf("MaxRoundTrip = %v, want 170ms", got)
-	}
-	bad := Distribution{Dist: "uniform", Min: 2, Max: 1}
-	n.FirstRTT = &bad
-	if err := n.Validate(); err == nil || !strings.HasPrefix(err.Error(), "first_rtt.max:") {
-		t.Errorf("Validate = %v, want a first_rtt.max error", err)
-	}
-	n.FirstRTT, n.FirstServerTime = nil, &bad
-	if err := n.Validate(); err == nil || !strings.HasPrefix(err.Error(), "first_server_time.max:") {
-		t.Errorf("Validate = %v, want a first_server_time.max error", err)
-	}
-}
-
 // TestNetworkMeasuredLegs: rtt 40 ms, server time 10 ms, reject time 0.
 // A set leg replaces its half of the rtt (20 ms), for first attempts too
 // unless a first leg is set, which applies to attempt 1 alone; MaxRoundTrip

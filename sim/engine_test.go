@@ -134,10 +134,6 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	if r.IntN(3) == 0 {
 		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*5000, RejectPerS: float64(r.IntN(3)) * r.Float64() * 20000,
 			Decide: []models.Decide{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
-		if r.IntN(2) == 0 { // a survivor's stall after the failure, per gateway
-			stall := dist()
-			s.Capacity.Stall = &stall
-		}
 		if s.Capacity.Decide == models.DecideOnArrival && r.IntN(2) == 0 { // a decision stage before the claims
 			s.Capacity.DecidePerS, s.Capacity.RejectPerS = 10+r.Float64()*20000, 0
 		}

@@ -42,35 +42,6 @@ func TestRejectTimeAnswersRejectionsSooner(t *testing.T) {
 	}
 }
 
-// TestFirstRTTDelaysOnlyFirstAttempts: one handshake per 100 ms slot, a
-// fixed 100 ms retry wait, no server time, rtt 10 ms. Without a first rtt
-// both clients arrive at 5 ms; client 0 connects at 10 ms, client 1 is told
-// at 10 ms, sends at 110, arrives at 115 (slot 1) and connects at 120. With
-// a first rtt of 100 ms both first attempts arrive at 50 ms; client 0
-// connects at 100 ms, client 1 hears at 100, sends at 200, arrives at 205
-// (slot 2, rtt 10 ms again) and connects at 210.
-func TestFirstRTTDelaysOnlyFirstAttempts(t *testing.T) {
-	first := models.Distribution{Value: 100 * time.Millisecond}
-	cases := []struct {
-		name                 string
-		firstRTT             *models.Distribution
-		wantP50, wantLastMs  float64
-		wantAttemptsPerSlots []int64
-	}{
-		{"one rtt for every attempt", nil, 10, 120, []int64{2, 0, 0, 0, 1}},
-		{"a slower first attempt", &first, 100, 210, []int64{0, 0, 2, 0, 0, 0, 0, 0, 1}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := runFirst(t, twoClientsOneSlot(t, &models.NetworkSpec{RTT: models.Distribution{Value: 10 * time.Millisecond}, FirstRTT: c.firstRTT}))
-			if r.ConnectMs.P50 != c.wantP50 || lastConnectMs(r) != c.wantLastMs || !reflect.DeepEqual(r.Series.Attempts, c.wantAttemptsPerSlots) {
-				t.Errorf("p50 %v, last %v, attempts per 25 ms %v; want %v, %v, %v", r.ConnectMs.P50, lastConnectMs(r), r.Series.Attempts,
-					c.wantP50, c.wantLastMs, c.wantAttemptsPerSlots)
-			}
-		})
-	}
-}
-
 // TestMeasuredLegsPlaceTheDecision: one handshake per 100 ms slot, a fixed
 // 100 ms retry wait, no server time, rtt 10 ms, two clients sending at 0.
 // With the rtt's halves both first attempts are decided at 5 ms (client 0

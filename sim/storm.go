@@ -98,7 +98,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if s.Capacity != nil {
 		st.queues = make([]*models.HandshakeQueue, max(1, st.gatewayCount()))
 		for g := range st.queues {
-			st.queues[g] = models.NewHandshakeQueue(s.Capacity, s.Capacity.StallEnd(seed, g))
+			st.queues[g] = models.NewHandshakeQueue(s.Capacity)
 		}
 		st.skip = s.Capacity.Abandoned == models.AbandonedSkip
 		st.maxQueue = s.Capacity.MaxQueue
@@ -381,8 +381,7 @@ func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (o
 // serve passes an attempt arriving at t through gateway g's queue, and
 // records its turn in st.turn. The attempt first waits its turn (or,
 // with decide: arrival, is decided at once and then waits its turn if
-// admitted), nothing is decided before the gateway's stall ends, a full
-// queue sheds it, and with skip a turn that comes at or after the client's
+// admitted), a full queue sheds it, and with skip a turn that comes at or after the client's
 // deadline drops it.
 func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (out outcome, decided, answered time.Duration) {
 	q, tn := st.queues[g], &st.turn
