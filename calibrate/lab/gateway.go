@@ -118,8 +118,18 @@ func gatewayEnv() []string {
 	return env
 }
 
-// pid is the process id.
-func (p *gatewayProc) pid() int { return p.cmd.Process.Pid }
+// cpuTicks is the process's CPU time so far in /proc's clock ticks: read
+// from /proc while it runs, from its exit status once it has been waited
+// for.
+func (p *gatewayProc) cpuTicks() (uint64, bool) {
+	select {
+	case <-p.exited:
+		cpu := p.state.UserTime() + p.state.SystemTime()
+		return uint64(cpu * ticksPerSecond / time.Second), true
+	default:
+		return processTicks(p.cmd.Process.Pid)
+	}
+}
 
 // url is the gateway's WebSocket base URL.
 func (p *gatewayProc) url() string { return "ws://" + p.addr }

@@ -254,15 +254,15 @@ func (r *labRun) connect(ctx context.Context) error {
 // crash SIGKILLs gw-a and watches the clients storm gw-b until everyone is
 // back, the machine's load measured meanwhile.
 func (r *labRun) crash(ctx context.Context) error {
-	pids := []int{r.gwA.pid(), r.gwB.pid()}
-	r.load.stormStarts(pids)
+	own := []cpuClock{selfClock, r.gwA.cpuTicks, r.gwB.cpuTicks}
+	r.load.stormStarts(own)
 	var err error
 	r.res.Crash, err = r.storm.Observe(ctx, "crash", func(context.Context) error {
 		_, err := r.gwA.signal(syscall.SIGKILL)
 		r.mark(GatewayFailed, "sigkill")
 		return err
 	})
-	r.load.stormSettled(pids)
+	r.load.stormSettled(own)
 	r.res.Load = r.load.load
 	if err != nil {
 		return err

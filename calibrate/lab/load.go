@@ -27,12 +27,23 @@ const DisturbedCores = 0.25
 const quietSample = time.Second
 
 // cpuSample is the machine's and some processes' CPU time at one moment,
-// in clock ticks.
+// in clock ticks (USER_HZ, 1/100 s on Linux).
 type cpuSample struct {
 	total, busy uint64         // every CPU's ticks; those in user, nice and system time
 	cpus        int            // CPUs
-	own, db     map[int]uint64 // ticks of this program's processes and of PostgreSQL's, by pid
+	own         map[int]uint64 // ticks of this program's processes, by their index in the list sampled
+	db          map[int]uint64 // PostgreSQL's processes', by pid
 }
+
+// ticksPerSecond is USER_HZ, the unit of /proc's CPU times.
+const ticksPerSecond = 100
+
+// cpuClock reads one process's CPU time so far, in ticks; false when it
+// cannot.
+type cpuClock func() (uint64, bool)
+
+// selfClock is this process's CPU clock: the clients are its goroutines.
+func selfClock() (uint64, bool) { return processTicks(os.Getpid()) }
 
 // cpuUse is what a window between two samples used, in cores.
 type cpuUse struct{ busy, own, db float64 }
@@ -40,9 +51,9 @@ type cpuUse struct{ busy, own, db float64 }
 // other is the CPU of everything but this program and PostgreSQL.
 func (u cpuUse) other() float64 { return max(u.busy-u.own-u.db, 0) }
 
-// sampleCPU reads /proc: the machine's ticks, this process's and the given
-// pids' (the gateways), and every PostgreSQL process's.
-func sampleCPU(own []int) (cpuSample, error) {
+// sampleCPU reads /proc: the machine's ticks, the own processes' (this
+// one and its gateways) and every PostgreSQL process's.
+func sampleCPU(own []cpuClock) (cpuSample, error) {
 	s := cpuSample{own: map[int]uint64{}, db: map[int]uint64{}}
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -69,9 +80,9 @@ func sampleCPU(own []int) (cpuSample, error) {
 	if s.cpus == 0 || s.total == 0 {
 		return s, errors.New("/proc/stat: no cpu lines")
 	}
-	for _, pid := range append([]int{os.Getpid()}, own...) {
-		if t, ok := processTicks(pid); ok {
-			s.own[pid] = t
+	for i, clock := range own {
+		if t, ok := clock(); ok {
+			s.own[i] = t
 		}
 	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
@@ -110,7 +121,7 @@ func processTicks(pid int) (uint64, bool) {
 }
 
 // since is the CPU used between s0 and s, in cores; a process counts only
-// if both samples saw it (one that ended in between is left out).
+// if both samples saw it.
 func (s cpuSample) since(s0 cpuSample) cpuUse {
 	ticks := float64(s.total-s0.total) / float64(s.cpus) // elapsed, per CPU
 	if ticks <= 0 {
@@ -179,16 +190,18 @@ func (m *loadMeter) before(ctx context.Context, wait time.Duration) error {
 	}
 }
 
-// stormStarts samples the CPU as the storm begins; own are the gateways'
-// pids.
-func (m *loadMeter) stormStarts(own []int) {
+// stormStarts samples the CPU as the storm begins; own are this program's
+// processes' clocks (this one's and the gateways', whose CPU counts even
+// after they die: a killed gateway's last work, closing its connections,
+// falls in the storm).
+func (m *loadMeter) stormStarts(own []cpuClock) {
 	if m.active {
 		m.start, _ = sampleCPU(own)
 	}
 }
 
 // stormSettled closes the window and judges the run.
-func (m *loadMeter) stormSettled(own []int) {
+func (m *loadMeter) stormSettled(own []cpuClock) {
 	if !m.active || m.start.total == 0 {
 		return
 	}

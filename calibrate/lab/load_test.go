@@ -2,7 +2,7 @@ package lab
 
 import (
 	"math"
-	"os"
+	"os/exec"
 	"testing"
 
 	"stormsim/calibrate/measured"
@@ -50,16 +50,36 @@ func TestDisturbed(t *testing.T) {
 }
 
 // TestSampleCPU reads this machine's /proc (where there is one): this
-// process is among its own, and the machine's ticks grow.
+// process's clock is read.
 func TestSampleCPU(t *testing.T) {
-	s0, err := sampleCPU(nil)
+	s0, err := sampleCPU([]cpuClock{selfClock})
 	if err != nil {
 		t.Skip("no /proc: ", err)
 	}
-	if _, ok := s0.own[os.Getpid()]; !ok || s0.cpus < 1 || s0.busy > s0.total {
+	if _, ok := s0.own[0]; !ok || s0.cpus < 1 || s0.busy > s0.total {
 		t.Errorf("sample %+v", s0)
 	}
 	if _, ok := processTicks(-1); ok {
 		t.Error("ticks of a process that does not exist")
+	}
+}
+
+// TestAGatewayThatDiedStillCounts: the killed gateway's last work (closing
+// its connections) falls inside the storm; once the process has been
+// waited for, its CPU comes from its exit status, where /proc has nothing
+// left. A process that spins for a while and exits has used some.
+func TestAGatewayThatDiedStillCounts(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+	p := &gatewayProc{cmd: cmd, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	go func() { cmd.Wait(); p.state = cmd.ProcessState; close(p.exited) }()
+	<-p.exited
+	if _, ok := processTicks(cmd.Process.Pid); ok {
+		t.Fatal("/proc still has the process after it was waited for")
+	}
+	if ticks, ok := p.cpuTicks(); !ok || ticks == 0 {
+		t.Errorf("cpuTicks of the exited process = %d, %v; want its CPU time", ticks, ok)
 	}
 }
