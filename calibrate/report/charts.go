@@ -140,13 +140,17 @@ func centralSpread(v []float64) plots.Spread {
 }
 
 // Colours of the band chart: the real series in ink, the first model in
-// blue with its band, the others' means in orange and green.
+// blue with its band, each other model's mean in its own colour.
 var (
 	inkColor      = color.NRGBA{0x22, 0x22, 0x22, 0xff}
 	modelColor    = color.NRGBA{0x1f, 0x6f, 0xb4, 0xff}
 	bandColor     = color.NRGBA{0x1f, 0x6f, 0xb4, 0x60}
 	envelopeColor = color.NRGBA{0x1f, 0x6f, 0xb4, 0x26}
-	otherColors   = []color.Color{color.NRGBA{0xe0, 0x7b, 0x1a, 0xff}, color.NRGBA{0x2c, 0xa0, 0x2c, 0xff}}
+	roleColors    = map[Role]color.Color{
+		Calibrated:   color.NRGBA{0x8e, 0x44, 0xad, 0xff},
+		Pooled:       color.NRGBA{0x2c, 0xa0, 0x2c, 0xff},
+		Uncalibrated: color.NRGBA{0xe0, 0x7b, 0x1a, 0xff},
+	}
 )
 
 // bandChart draws one count series: model sm's per-window spread (min-max
@@ -210,12 +214,12 @@ func bandChart(dir string, rep *Report, sm Simulation, c compare.SeriesCompariso
 	if err := line(c.SimMean, modelColor, 1.2, true, fmt.Sprintf("%s model: mean", sm.Role)); err != nil {
 		return nil, err
 	}
-	for i, other := range rep.Simulations[1:] {
+	for _, other := range rep.Simulations[1:] {
 		for _, oc := range other.Series {
 			if oc.Series != c.Series {
 				continue
 			}
-			if err := line(oc.SimMean, otherColors[i%len(otherColors)], 1.2, true, fmt.Sprintf("%s model: mean", other.Role)); err != nil {
+			if err := line(oc.SimMean, roleColors[other.Role], 1.2, true, fmt.Sprintf("%s model: mean", other.Role)); err != nil {
 				return nil, err
 			}
 		}
