@@ -159,13 +159,12 @@ func (p *gatewayProc) waitLog(ctx context.Context, msg string, within time.Durat
 	}
 }
 
-// signal sends sig to the gateway process and returns when it was sent.
-func (p *gatewayProc) signal(sig syscall.Signal) (time.Time, error) {
-	at := time.Now()
+// signal sends sig to the gateway process.
+func (p *gatewayProc) signal(sig syscall.Signal) error {
 	if err := p.cmd.Process.Signal(sig); err != nil {
-		return at, fmt.Errorf("gateway %s: %v: %w", p.spec.ID, sig, err)
+		return fmt.Errorf("gateway %s: %v: %w", p.spec.ID, sig, err)
 	}
-	return at, nil
+	return nil
 }
 
 // wait waits for the process to exit and returns its exit code (-1 when a

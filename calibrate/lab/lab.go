@@ -258,7 +258,7 @@ func (r *labRun) crash(ctx context.Context) error {
 	r.load.stormStarts(own)
 	var err error
 	r.res.Crash, err = r.storm.Observe(ctx, "crash", func(context.Context) error {
-		_, err := r.gwA.signal(syscall.SIGKILL)
+		err := r.gwA.signal(syscall.SIGKILL)
 		r.mark(GatewayFailed, "sigkill")
 		return err
 	})
@@ -330,7 +330,7 @@ func (r *labRun) drain(ctx context.Context) error {
 	}
 	d := &measured.Drain{}
 	d.Summary, err = r.storm.Observe(ctx, "drain", func(context.Context) error {
-		_, err := r.gwB.signal(syscall.SIGTERM)
+		err := r.gwB.signal(syscall.SIGTERM)
 		r.mark(GatewaySurvivor, "sigterm")
 		return err
 	})
