@@ -120,23 +120,30 @@ func processTicks(pid int) (uint64, bool) {
 	return utime + stime, err1 == nil && err2 == nil
 }
 
-// since is the CPU used between s0 and s, in cores; a process counts only
-// if both samples saw it.
+// since is the CPU used between s0 and s, in cores. A PostgreSQL process
+// that s0 did not see started in between (a gateway's pool opening its
+// connections as the storm begins): all its CPU counts. One that ended in
+// between is lost to other work, which errs on the side of a disturbed
+// run.
 func (s cpuSample) since(s0 cpuSample) cpuUse {
 	ticks := float64(s.total-s0.total) / float64(s.cpus) // elapsed, per CPU
 	if ticks <= 0 {
 		return cpuUse{}
 	}
-	delta := func(now, then map[int]uint64) float64 {
+	delta := func(now, then map[int]uint64, born bool) float64 {
 		var d uint64
-		for pid, t := range now {
-			if t0, ok := then[pid]; ok && t >= t0 {
+		for k, t := range now {
+			t0, ok := then[k]
+			switch {
+			case ok && t >= t0:
 				d += t - t0
+			case !ok && born:
+				d += t
 			}
 		}
 		return float64(d) / ticks
 	}
-	return cpuUse{busy: float64(s.busy-s0.busy) / ticks, own: delta(s.own, s0.own), db: delta(s.db, s0.db)}
+	return cpuUse{busy: float64(s.busy-s0.busy) / ticks, own: delta(s.own, s0.own, false), db: delta(s.db, s0.db, true)}
 }
 
 // loadAverage is /proc/loadavg's one-minute figure, 0 if unknown.

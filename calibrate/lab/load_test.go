@@ -9,17 +9,18 @@ import (
 )
 
 // TestCPUUse: 200 ticks elapsed on each of 2 CPUs, 300 of them busy: 1.5
-// cores. This program's processes took 80 ticks (0.4 cores), PostgreSQL's
-// 40 (0.2; the one that ended in between and the one that started are left
-// out): other work took the remaining 0.9 cores.
+// cores. This program's processes took 80 ticks (0.4 cores); PostgreSQL's
+// 40 from a backend both samples saw and 20 from one that started in
+// between (0.3; the one that ended in between is lost): other work took
+// the remaining 0.8 cores.
 func TestCPUUse(t *testing.T) {
-	s0 := cpuSample{total: 1000, busy: 400, cpus: 2, own: map[int]uint64{1: 100}, db: map[int]uint64{2: 50, 3: 70}}
-	s1 := cpuSample{total: 1400, busy: 700, cpus: 2, own: map[int]uint64{1: 180}, db: map[int]uint64{2: 90, 4: 500}}
+	s0 := cpuSample{total: 1000, busy: 400, cpus: 2, own: map[int]uint64{0: 100}, db: map[int]uint64{2: 50, 3: 70}}
+	s1 := cpuSample{total: 1400, busy: 700, cpus: 2, own: map[int]uint64{0: 180}, db: map[int]uint64{2: 90, 4: 20}}
 	u := s1.since(s0)
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"busy", u.busy, 1.5}, {"own", u.own, 0.4}, {"database", u.db, 0.2}, {"other", u.other(), 0.9}} {
+	}{{"busy", u.busy, 1.5}, {"own", u.own, 0.4}, {"database", u.db, 0.3}, {"other", u.other(), 0.8}} {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s = %v cores, want %v", c.name, c.got, c.want)
 		}
