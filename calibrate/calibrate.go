@@ -261,16 +261,19 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	return nil
 }
 
-// model is a role's scenarios: replication r runs scenarios[r mod len].
+// model is a role's scenarios: replication r runs scenarios[r mod len];
+// for the calibrated model, runs are the real runs they were fitted on.
 type model struct {
 	role      report.Role
 	scenarios []*sim.Scenario
+	runs      []int
 }
 
 // models are the models to simulate, in the report's order: predicted
 // when there is one, calibrated, pooled, uncalibrated. Calibrated takes
-// each run's own fit; a run that cannot be fitted alone is an error naming
-// it, never a silent stand-in.
+// each run's own fit; a run that cannot be fitted alone is left out of it,
+// and the report says which and why (Simulation.LeftOut), never a silent
+// stand-in. With no run that can, there is no calibrated model: an error.
 func (c *calibration) models() ([]model, error) {
 	var ms []model
 	if len(c.predicted) > 0 {
@@ -281,15 +284,22 @@ func (c *calibration) models() ([]model, error) {
 		ms = append(ms, m)
 	}
 	calibrated := model{role: report.Calibrated}
+	var why []string
 	for _, r := range c.rep.Fit.Runs {
 		if r.Model == nil {
-			return nil, &UsageError{fmt.Errorf("real run %d cannot be fitted alone: %s", r.Run, r.Error)}
+			why = append(why, fmt.Sprintf("run %d: %s", r.Run, r.Error))
+			continue
 		}
 		calibrated.scenarios = append(calibrated.scenarios, r.Model.Apply(c.s))
+		calibrated.runs = append(calibrated.runs, r.Run)
+	}
+	if len(calibrated.scenarios) == 0 {
+		return nil, &UsageError{fmt.Errorf("no real run can be fitted alone: %s", strings.Join(why, "; "))}
 	}
 	pooled := c.rep.Fit.Model.Apply(c.s)
 	c.rep.CalibratedConfig = config.Echo(pooled)
-	return append(ms, calibrated, model{report.Pooled, []*sim.Scenario{pooled}}, model{report.Uncalibrated, []*sim.Scenario{c.s}}), nil
+	return append(ms, calibrated, model{role: report.Pooled, scenarios: []*sim.Scenario{pooled}},
+		model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
 }
 
 // simulate runs and compares each model.
@@ -304,7 +314,7 @@ func (c *calibration) simulate() error {
 		if err != nil {
 			return err
 		}
-		sm := report.Simulation{Role: m.role, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
+		sm := report.Simulation{Role: m.role, Runs: m.runs, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
 			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}
 		for _, s := range m.scenarios {
 			sm.Sections = append(sm.Sections, report.SectionsOf(s))
@@ -334,6 +344,9 @@ func (c *calibration) write() error {
 		return err
 	}
 	for _, r := range c.rep.Fit.Runs {
+		if r.Model == nil {
+			continue // it cannot be fitted alone
+		}
 		echo := config.Echo(r.Model.Apply(c.s))
 		file := filepath.Join(c.opt.OutDir, fmt.Sprintf(CalibratedRunFile, r.Run))
 		if err := report.WriteFile(file, c.rep.ScenarioYAML(fmt.Sprintf("real run %d alone", r.Run), echo)); err != nil {

@@ -109,30 +109,53 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 	}
 }
 
-// TestARunThatCannotBeFittedAloneIsAnError: the calibrated model takes
-// each run's own fit; when run 2 cannot be fitted alone (no rejected
-// retry), that is an error naming the run, not the pooled model standing
-// in under the calibrated label.
-func TestARunThatCannotBeFittedAloneIsAnError(t *testing.T) {
+// TestARunThatCannotBeFittedAloneIsLeftOut: the calibrated model takes
+// each run's own fit; run 2 cannot be fitted alone (no rejected retry), so
+// the calibrated model takes run 1's and says so, rather than the pooled
+// model standing in under the calibrated label; with no run that can, it
+// is an error naming them.
+func TestARunThatCannotBeFittedAloneIsLeftOut(t *testing.T) {
 	s, err := config.Load("../configs/seed-lab.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := []*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)}
-	runs[1].Handshakes = slices.DeleteFunc(runs[1].Handshakes, func(h measured.Handshake) bool { return h.Attempt > 1 })
-	f, err := fit.Runs(runs)
+	noRetries := func(r *measured.Run) *measured.Run {
+		r.Handshakes = slices.DeleteFunc(r.Handshakes, func(h measured.Handshake) bool { return h.Attempt > 1 })
+		return r
+	}
+	simulate := func(runs ...*measured.Run) (*calibration, error) {
+		all := append([]*measured.Run{syntheticRun(9, 9)}, runs...) // the pooled fit needs retries from somewhere
+		f, err := fit.Runs(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Runs = f.Runs[1:] // only the runs under test were compared
+		c, err := prepare(s, Options{OutDir: t.TempDir(), Replications: 4}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.rep.Real, c.rep.Fit = runs, f
+		return c, c.simulate()
+	}
+	c, err := simulate(syntheticRun(1, 1), noRetries(syntheticRun(2, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := prepare(s, Options{OutDir: t.TempDir(), Replications: 4}.withDefaults())
-	if err != nil {
-		t.Fatal(err)
+	cal := c.rep.Simulations[0]
+	if cal.Role != report.Calibrated || !slices.Equal(cal.Runs, []int{1}) || len(cal.Sections) != 1 ||
+		asJSON(t, cal.Sections[0]) == asJSON(t, c.rep.Simulations[1].Sections[0]) {
+		t.Errorf("calibrated from runs %v with %d sets (the pooled one's: %v); want run 1's own fit alone",
+			cal.Runs, len(cal.Sections), asJSON(t, cal.Sections[0]) == asJSON(t, c.rep.Simulations[1].Sections[0]))
 	}
-	c.rep.Real, c.rep.Fit = runs, f
-	err = c.simulate()
+	var table strings.Builder
+	c.rep.WriteTable(&table)
+	if !strings.Contains(table.String(), "fitted on runs [1], each alone") || !strings.Contains(table.String(), "not fitted alone: network: fewer than 3 rejected retries") {
+		t.Errorf("the table does not say which runs the calibrated model took and why run 2 is not one:\n%s", table.String())
+	}
+	_, err = simulate(noRetries(syntheticRun(1, 1)), noRetries(syntheticRun(2, 2)))
 	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "real run 2 cannot be fitted alone") || len(c.rep.Simulations) != 0 {
-		t.Errorf("err = %v with %d simulations, want a usage error naming run 2 and no simulation", err, len(c.rep.Simulations))
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "run 1:") || !strings.Contains(err.Error(), "run 2:") {
+		t.Errorf("no run fitted alone: err = %v, want a usage error naming runs 1 and 2", err)
 	}
 }
 

@@ -28,8 +28,9 @@ const (
 	// storm (--model): nothing of this storm's real runs went into it.
 	Predicted Role = "predicted"
 	// Calibrated is the storm simulated with the sections fitted on each of
-	// its own real runs alone, replication r taking run r mod K's: the
-	// lab's run-to-run spread as well as its level.
+	// its own real runs alone (those that can be: Simulation.Runs),
+	// replication r taking the (r mod K)-th's: the lab's run-to-run spread
+	// as well as its level.
 	Calibrated Role = "calibrated"
 	// Pooled is the storm simulated with the sections fitted once on all
 	// its real runs: what calibrated.yaml holds for stormsim run and sweep.
@@ -83,7 +84,11 @@ type Simulation struct {
 	Role Role `json:"label"`
 	// Sections are the model's capacity, network and detection; with
 	// several, replication r took Sections[r mod len(Sections)].
-	Sections     []Sections                 `json:"sections"`
+	Sections []Sections `json:"sections"`
+	// Runs, for the calibrated model, are the real runs Sections were
+	// fitted on, each alone: a run that cannot be fitted alone is not
+	// among them (Fit.Runs says why).
+	Runs         []int                      `json:"runs,omitempty"`
 	Replications int                        `json:"replications"`
 	FirstSeed    uint64                     `json:"first_seed"`
 	Metrics      []compare.MetricComparison `json:"metrics"`

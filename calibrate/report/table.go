@@ -57,9 +57,9 @@ func (r *Report) writeRuns(b *strings.Builder) {
 	fmt.Fprintf(b, "\nruns (cores: CPU used, 1 = one core; other work above %.2f cores disturbs a run; per run, its fit alone)\n", r.DisturbedCores)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "run\tseed\tload 1m\tother before\tother during\tstorm's own\tdatabase\tattempts\tlast back\tadmit/s\tdecide/s\tonset\tshared\t")
-	perRun := map[int]*fit.Model{}
+	perRun, perRunErr := map[int]*fit.Model{}, map[int]string{}
 	for _, rf := range r.Fit.Runs {
-		perRun[rf.Run] = rf.Model
+		perRun[rf.Run], perRunErr[rf.Run] = rf.Model, rf.Error
 	}
 	row := func(run *measured.Run, note string) {
 		l := run.Load
@@ -86,6 +86,9 @@ func (r *Report) writeRuns(b *strings.Builder) {
 			note = "load unknown"
 		case run.Load.WaitedMs > 0:
 			note = fmt.Sprintf("waited %s for quiet", fmtMs(run.Load.WaitedMs))
+		}
+		if e := perRunErr[run.Run]; e != "" {
+			note = strings.TrimSpace(note + " not fitted alone: " + e)
 		}
 		row(run, note)
 	}
@@ -149,6 +152,9 @@ func writeSimulation(b *strings.Builder, sm Simulation) {
 	sets := ""
 	if n := len(sm.Sections); n > 1 {
 		sets = fmt.Sprintf(", %d sets of sections in turn", n)
+	}
+	if len(sm.Runs) > 0 {
+		sets += fmt.Sprintf(" (fitted on runs %v, each alone)", sm.Runs)
 	}
 	fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications%s; twin: the replications with the real runs' seeds)\n", sm.Role, sets)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
