@@ -58,6 +58,7 @@ type proc struct {
 type procConfig struct {
 	lease, ping, idle time.Duration
 	dbURL             string // default DATABASE_URL
+	fdLimit           int    // if > 0, the process runs under ulimit -n fdLimit
 	extra             []string
 }
 
@@ -69,13 +70,33 @@ var shortLease = procConfig{lease: 600 * time.Millisecond, ping: 200 * time.Mill
 // "listening" line. It is SIGKILLed at cleanup if still running.
 func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 	t.Helper()
+	p := launchProc(t, schema, id, pc)
+	waitFor(t, 15*time.Second, id+" listening", func() bool {
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
+		default:
+		}
+		return len(p.logs.events("listening")) > 0
+	})
+	p.addr = p.logs.events("listening")[0]["addr"].(string)
+	return p
+}
+
+// launchProc starts cmd/gateway without waiting for anything.
+func launchProc(t testing.TB, schema, id string, pc procConfig) *proc {
+	t.Helper()
 	if pc.dbURL == "" {
 		pc.dbURL = pgtest.URL(t)
 	}
 	args := []string{"serve", "--id", id, "--listen", "127.0.0.1:0", "--schema", schema,
 		"--lease", pc.lease.String(), "--ping", pc.ping.String(), "--idle", pc.idle.String(),
 		"--db-conns", "4", "--drain-grace", "3s"}
-	cmd := exec.Command(gatewayBin, append(args, pc.extra...)...)
+	args = append(args, pc.extra...)
+	cmd := exec.Command(gatewayBin, args...)
+	if pc.fdLimit > 0 {
+		cmd = exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(pc.fdLimit), gatewayBin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+pc.dbURL)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -104,15 +125,6 @@ func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 			}
 		}
 	})
-	waitFor(t, 15*time.Second, id+" listening", func() bool {
-		select {
-		case <-p.exited:
-			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
-		default:
-		}
-		return len(p.logs.events("listening")) > 0
-	})
-	p.addr = p.logs.events("listening")[0]["addr"].(string)
 	return p
 }
 
