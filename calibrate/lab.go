@@ -179,6 +179,13 @@ func runLab(ctx context.Context, env labEnv, p plan, run int, seed uint64, progr
 	if _, err := db.AppendEvents(ctx, labConversation, joins); err != nil {
 		return nil, fmt.Errorf("write events: %w", err)
 	}
+	members := make([]string, p.clients+1)
+	for i := range members {
+		members[i] = store.DeviceID(i)
+	}
+	if _, err := db.Join(ctx, labConversation, members); err != nil {
+		return nil, fmt.Errorf("join conversation: %w", err)
+	}
 
 	spec := func(id string, adm models.AdmissionSpec) gatewaySpec {
 		return gatewaySpec{ID: id, Lease: p.lease, Ping: p.ping, Idle: p.idle, Admission: adm,
