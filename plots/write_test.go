@@ -101,6 +101,7 @@ func TestWriteProducesEveryChartAsValidPNGAndSVG(t *testing.T) {
 	}{
 		{"seed model", seedModelRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart}},
 		{"lab with failure models", labRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart}},
+		{"storm with an outcome", outcomeRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, GoodputChart, QueueChart}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -250,8 +251,9 @@ func TestOverlayKeepsPolicyColoursAndDashesRuns(t *testing.T) {
 }
 
 func TestFromResults(t *testing.T) {
+	convergence := 42.0
 	results := []sim.Result{{
-		Policy: "full", Clients: 3, ConvergenceMs: 42, WindowMs: 10,
+		Policy: "full", Clients: 3, ConvergenceMs: &convergence, WindowMs: 10,
 		ConnectMs: sim.Quantiles{P99: 40},
 		Series:    sim.Series{Attempts: []int64{3, 2}, Accepts: []int64{1, 2}, Rejects: []int64{2, 0}},
 	}}

@@ -29,15 +29,46 @@ func (d *Document) WriteTable(w io.Writer) error {
 		cells[0] = fmt.Sprintf("%-*s", policyWidth, cells[0])
 		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
 	}
-	row("policy", "attempts", "accepted", "rejected", "abandoned", "peak/"+d.windowLabel(), "last connect", "connect p50", "connect p99")
+	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
+	outcomes := d.hasOutcomes()
+	if outcomes {
+		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped")
+	}
+	row(header...)
 	for _, r := range d.Results {
-		row(r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
-			thousands(r.PeakAttemptsPerWindow), millis(r.ConvergenceMs), millis(r.ConnectMs.P50), millis(r.ConnectMs.P99))
+		last := "-" // did not converge
+		if ms, ok := r.Convergence(); ok {
+			last = millis(ms)
+		}
+		p50, p99 := "-", "-" // nobody connected
+		if r.OutcomeResult == nil || r.Connected > 0 {
+			p50, p99 = millis(r.ConnectMs.P50), millis(r.ConnectMs.P99)
+		}
+		cells := []string{r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
+			thousands(r.PeakAttemptsPerWindow), last, p50, p99}
+		if o := r.OutcomeResult; o != nil {
+			cells = append(cells, string(o.Outcome), thousands(o.Connected), thousands(o.TimedOut), thousands(o.Wasted),
+				thousands(o.Shed), thousands(o.Skipped))
+		} else if outcomes {
+			cells = append(cells, "-", "-", "-", "-", "-", "-")
+		}
+		row(cells...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return d.writeModelsTable(w)
+}
+
+// hasOutcomes reports whether any result says how its storm ended (a
+// horizon, timeouts or shedding were modelled).
+func (d *Document) hasOutcomes() bool {
+	for _, r := range d.Results {
+		if r.OutcomeResult != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // windowLabel is the metrics window shared by all results ("10ms"), or

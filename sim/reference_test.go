@@ -37,17 +37,19 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 	}
 	q := &refQueue{}
 	var seq uint64
-	push := func(t time.Duration, c uint32, attempts uint32) {
+	push := func(t time.Duration, c, attempts, pay uint32) {
 		seq++
-		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts})
+		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts, pay: pay})
 	}
 	for c := 0; c < s.Clients; c++ {
-		push(st.firstArrival(uint32(c)), uint32(c), 0)
+		if t, pay := st.firstArrival(uint32(c)); st.within(t) {
+			push(t, uint32(c), 0, pay)
+		}
 	}
 	for q.Len() > 0 {
 		ev := heap.Pop(q).(refEvent)
-		if next, again := st.handle(ev.t, ev.client, ev.attempts); again {
-			push(next, ev.client, ev.attempts+1)
+		if next, pay, again := st.handle(ev.t, ev.client, ev.attempts, ev.pay, 0); again {
+			push(next, ev.client, ev.attempts+1, pay)
 		}
 	}
 	full = st.result()
@@ -74,8 +76,8 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 			return ms(connects[max(k, 1)-1])
 		}
 		naive.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[n-1])}
-		naive.ConvergenceMs = naive.ConnectMs.Max
 	}
+	naive.ConvergenceMs = &naive.ConnectMs.Max
 	return full, naive
 }
 
@@ -84,6 +86,7 @@ type refEvent struct {
 	seq      uint64
 	client   uint32
 	attempts uint32
+	pay      uint32
 }
 
 type refQueue []refEvent

@@ -90,7 +90,9 @@ func writeCharts(dir string, m Manifest, recs []Record) ([]string, error) {
 			var paths []string
 			var err error
 			if len(axes) == 2 {
-				paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, len(axes[0].Values), len(axes[1].Values)), plots.Options{})
+				nx, ny := len(axes[0].Values), len(axes[1].Values)
+				s.Notes = grid2(outcomeNotes(recs, label), nx, ny)
+				paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, nx, ny), plots.Options{})
 			} else {
 				paths, err = s.WriteSmallMultiples(dir, axes[0], axes[1], axes[2], grid3(v, len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)), plots.Options{})
 			}
@@ -101,6 +103,30 @@ func writeCharts(dir string, m Manifest, recs []Record) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// outcomeNotes marks, per point, the storms that did not end: "metastable"
+// when every replication was, "never ended" when some were and the rest
+// were cut by the horizon, "unfinished" when none was metastable but not
+// every one converged; "" where every replication converged or the runs
+// have no outcome.
+func outcomeNotes(recs []Record, label string) []string {
+	notes := make([]string, len(recs))
+	for i, r := range recs {
+		meta, _, _ := valueAt(r, label, "metastable", "mean")
+		conv, _, _ := valueAt(r, label, "converged", "mean")
+		switch {
+		case meta == 1:
+			notes[i] = "metastable"
+		case meta > 0 && meta+conv < 1:
+			notes[i] = "never ended"
+		case meta > 0:
+			notes[i] = fmt.Sprintf("%.0f%% metastable", 100*meta)
+		case conv < 1:
+			notes[i] = "unfinished"
+		}
+	}
+	return notes
 }
 
 // valueAt is the statistic of one policy's metric at a point, with the 95%
@@ -130,10 +156,10 @@ func valueAt(r Record, label, field, stat string) (v, lo, hi float64) {
 
 // grid2 arranges values in grid order (first axis slowest) as
 // grid[y][x] with the first axis on x.
-func grid2(v []float64, nx, ny int) [][]float64 {
-	g := make([][]float64, ny)
+func grid2[T any](v []T, nx, ny int) [][]T {
+	g := make([][]T, ny)
 	for y := range g {
-		g[y] = make([]float64, nx)
+		g[y] = make([]T, nx)
 		for x := range nx {
 			g[y][x] = v[x*ny+y]
 		}
