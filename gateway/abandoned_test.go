@@ -11,6 +11,7 @@ import (
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
+	"stormsim/models"
 )
 
 // blockedPool is a gateway whose handshake pool has one connection, held by
@@ -43,6 +44,7 @@ func startBlocked(t *testing.T, cfg gateway.Config, devices int) *blockedPool {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM route_floor WHERE device_id = $1 FOR UPDATE`, store.DeviceID(0)); err != nil {
 		t.Fatal(err)
 	}
+	cfg.ClaimConcurrency = 1 // as the pool
 	b := &blockedPool{p: startInproc(t, cfg, gateway.Deps{Handshakes: one, Leases: leasePool(t, s), Kicks: s}),
 		s: s, tx: tx, first: make(chan error, 1)}
 	b.release = func() { tx.Rollback(ctx) }
@@ -55,6 +57,7 @@ func startBlocked(t *testing.T, cfg gateway.Config, devices int) *blockedPool {
 		b.first <- err
 	}()
 	waitFor(t, 3*time.Second, "device 0's claim under way", func() bool { return b.p.g.Metrics().ClaimsInflight.Load() == 1 })
+	time.Sleep(50 * time.Millisecond) // and sent: it holds the connection, blocked on the lock
 	return b
 }
 
@@ -76,13 +79,13 @@ func (b *blockedPool) leave(t *testing.T, i int, d time.Duration) {
 // raised, the route released at once, gateway_claims_wasted_total.
 func TestAbandonedHandshakes(t *testing.T) {
 	cases := []struct {
-		mode      gateway.AbandonedMode
+		mode      models.Abandoned
 		abandoned int64
 		wasted    int64
 		floor     bool // device 1's floor records its claim
 	}{
-		{gateway.AbandonedSkip, 1, 0, false},
-		{gateway.AbandonedServe, 0, 1, true},
+		{models.AbandonedSkip, 1, 0, false},
+		{models.AbandonedServe, 0, 1, true},
 	}
 	for _, c := range cases {
 		t.Run(string(c.mode), func(t *testing.T) {
@@ -91,7 +94,7 @@ func TestAbandonedHandshakes(t *testing.T) {
 			b := startBlocked(t, cfg, 2)
 			b.leave(t, 1, 300*time.Millisecond)
 			waitFor(t, 2*time.Second, "departure noticed", func() bool {
-				return c.mode == gateway.AbandonedServe || b.p.g.Metrics().Abandoned.Load() == 1
+				return c.mode == models.AbandonedServe || b.p.g.Metrics().Abandoned.Load() == 1
 			})
 			b.release()
 			if err := <-b.first; err != nil {
@@ -114,25 +117,28 @@ func TestAbandonedHandshakes(t *testing.T) {
 	}
 }
 
-// TestMaxClaimsInflight: with N handshakes already in the claim stage (one
-// claiming, the others waiting for a database connection), the next is
-// answered 503 + Retry-After at once, without waiting and without a query.
+// TestMaxClaimsInflight: with N handshakes waiting for their claim (behind
+// the one claiming), the next is answered 503 + Retry-After at once,
+// without waiting and without a query; the ones admitted to wait complete.
 func TestMaxClaimsInflight(t *testing.T) {
+	const limit = 2
 	cfg := testConfig("gw-busy")
-	cfg.MaxClaimsInflight = 2
-	b := startBlocked(t, cfg, 3)
+	cfg.MaxClaimsInflight = limit
+	b := startBlocked(t, cfg, limit+2)
 	ctx := context.Background()
-	waiting := make(chan error, 1)
-	go func() {
-		c, _, err := dial(ctx, b.p.addr, store.DeviceID(1), 0, 1, true)
-		if c != nil {
-			c.ws.CloseNow()
-		}
-		waiting <- err
-	}()
-	waitFor(t, 3*time.Second, "two in the claim stage", func() bool { return b.p.g.Metrics().ClaimsInflight.Load() == 2 })
+	waiting := make(chan error, limit)
+	for i := 1; i <= limit; i++ {
+		go func() {
+			c, _, err := dial(ctx, b.p.addr, store.DeviceID(i), 0, 1, true)
+			if c != nil {
+				c.ws.CloseNow()
+			}
+			waiting <- err
+		}()
+	}
+	waitFor(t, 3*time.Second, "two waiting", func() bool { return b.p.g.Metrics().ClaimsWaiting.Load() == limit })
 	began := time.Now()
-	_, resp, _ := dial(ctx, b.p.addr, store.DeviceID(2), 0, 1, true)
+	_, resp, _ := dial(ctx, b.p.addr, store.DeviceID(limit+1), 0, 1, true)
 	if status(resp) != 503 || resp.Header.Get(protocol.HeaderRetryAfter) != "1" || time.Since(began) > 500*time.Millisecond {
 		t.Errorf("third handshake: %d Retry-After %q after %v, want 503 with Retry-After 1 at once",
 			status(resp), resp.Header.Get(protocol.HeaderRetryAfter), time.Since(began))
@@ -141,9 +147,12 @@ func TestMaxClaimsInflight(t *testing.T) {
 		t.Errorf("rejected{reason=busy} = %d, want 1", got)
 	}
 	b.release()
-	for i, ch := range []chan error{b.first, waiting} {
-		if err := <-ch; err != nil {
-			t.Errorf("handshake %d in the stage: %v", i, err)
+	if err := <-b.first; err != nil {
+		t.Errorf("the claiming handshake: %v", err)
+	}
+	for range limit {
+		if err := <-waiting; err != nil {
+			t.Errorf("a waiting handshake: %v", err)
 		}
 	}
 }

@@ -11,21 +11,6 @@ import (
 	"stormsim/policies"
 )
 
-// AbandonedMode says what the gateway does with a handshake whose client
-// left before its route claim.
-type AbandonedMode string
-
-const (
-	// AbandonedSkip checks, while the handshake waits for a database
-	// connection and once more before claiming, whether its client is still
-	// there (the request's connection not closed), and drops it without
-	// claiming if not (gateway_handshakes_abandoned_total).
-	AbandonedSkip AbandonedMode = "skip"
-	// AbandonedServe claims whatever the client did: the claim waits and
-	// runs on a context that the client's departure does not cancel.
-	AbandonedServe AbandonedMode = "serve"
-)
-
 // RejectionLog says how refused handshakes are logged.
 type RejectionLog string
 
@@ -69,13 +54,23 @@ type Config struct {
 	// RetryAfter is carried by 429 and 503 answers, rounded up to whole
 	// seconds on the wire (the header has no finer unit).
 	RetryAfter time.Duration
-	// Abandoned is what happens to a handshake whose client leaves before
-	// its claim; see AbandonedMode.
-	Abandoned AbandonedMode
+	// Abandoned is what happens to a handshake whose client left before its
+	// claim, the model's capacity.abandoned. With models.AbandonedSkip the
+	// gateway checks, while the handshake waits for a claim slot or a
+	// database connection and once more before claiming, whether its client
+	// is still there (the request's connection not closed), and drops it
+	// unclaimed if not (gateway_handshakes_abandoned_total). With
+	// models.AbandonedServe it claims whatever the client did: the wait and
+	// the claim run on a context the client's departure does not cancel. In
+	// both modes a claim that completes after its client left is not
+	// upgraded (gateway_claims_wasted_total).
+	Abandoned models.Abandoned
+	// ClaimConcurrency is how many claims run at once (cmd/gateway: the
+	// handshake pool's size); the others wait for a slot in arrival order.
+	ClaimConcurrency int
 	// MaxClaimsInflight, if > 0, refuses with 503 + Retry-After, at once, a
-	// handshake that would wait behind that many others in the claim stage
-	// (waiting for a database connection or claiming): the model's
-	// capacity.max_queue. 0 is no limit.
+	// handshake that would wait behind that many others for a claim slot:
+	// the model's capacity.max_queue. 0 is no limit.
 	MaxClaimsInflight int
 	// DrainGrace bounds how long a drain waits for connections to close
 	// before it force-closes them and releases leftover routes.
@@ -100,19 +95,20 @@ type Config struct {
 // DefaultConfig returns the seed's lab settings with unlimited admission.
 func DefaultConfig(id string) Config {
 	return Config{
-		ID:            id,
-		Lease:         1500 * time.Millisecond,
-		Ping:          500 * time.Millisecond,
-		Idle:          3000 * time.Millisecond,
-		AdmitBurst:    10,
-		SourceBurst:   10,
-		RetryAfter:    time.Second,
-		Abandoned:     AbandonedSkip,
-		DrainGrace:    3 * time.Second,
-		HTTPIdle:      5 * time.Second,
-		SyncRate:      20,
-		SyncBurst:     40,
-		LogRejections: RejectionSummary,
+		ID:               id,
+		Lease:            1500 * time.Millisecond,
+		Ping:             500 * time.Millisecond,
+		Idle:             3000 * time.Millisecond,
+		AdmitBurst:       10,
+		SourceBurst:      10,
+		RetryAfter:       time.Second,
+		Abandoned:        models.AbandonedSkip,
+		ClaimConcurrency: 8,
+		DrainGrace:       3 * time.Second,
+		HTTPIdle:         5 * time.Second,
+		SyncRate:         20,
+		SyncBurst:        40,
+		LogRejections:    RejectionSummary,
 	}
 }
 
@@ -164,8 +160,10 @@ func (c Config) Validate() error {
 		return &ConfigError{"source-rate", "must be >= 0 (0 = no per-source limit)", c.SourceRate}
 	case c.RetryAfter < 0:
 		return &ConfigError{"retry-after", "must be >= 0", c.RetryAfter}
-	case c.Abandoned != AbandonedSkip && c.Abandoned != AbandonedServe:
+	case c.Abandoned != models.AbandonedSkip && c.Abandoned != models.AbandonedServe:
 		return &ConfigError{"abandoned", "must be skip or serve", fmt.Sprintf("%q", c.Abandoned)}
+	case c.ClaimConcurrency < 1:
+		return &ConfigError{"db-conns", "must be >= 1 (claims run on the handshake pool)", c.ClaimConcurrency}
 	case c.MaxClaimsInflight < 0:
 		return &ConfigError{"max-claims-inflight", "must be >= 0 (0 = no limit)", c.MaxClaimsInflight}
 	case c.DrainGrace < 0:

@@ -77,7 +77,8 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Gateway, error) {
 		cancel:        cancel,
 		stopped:       make(chan error, 1),
 	}
-	g.claims = claimGate{limit: int64(cfg.MaxClaimsInflight), inflight: &g.metrics.ClaimsInflight}
+	g.claims = claimGate{slots: make(chan struct{}, cfg.ClaimConcurrency), limit: int64(cfg.MaxClaimsInflight),
+		waiting: &g.metrics.ClaimsWaiting, inflight: &g.metrics.ClaimsInflight}
 	g.metrics.MaxConns.Store(int64(cfg.MaxConns))
 	return g, nil
 }

@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
+	"stormsim/models"
 )
 
 // handshake is a syntactically valid handshake request.
@@ -181,7 +183,7 @@ func (e *paramError) Error() string {
 //  2. not an upgradable WebSocket request: 400, 403, 405 or 426 (no query, no token spent);
 //  3. malformed attempt/install_epoch: 400; malformed Authorization: 401 (no query, no token spent);
 //  4. the source's pre-limit (Config.SourceRate), then the admission bucket: 429 + Retry-After (no query);
-//  5. MaxClaimsInflight others in the claim stage: 503 + Retry-After (no query);
+//  5. MaxClaimsInflight others waiting for their claim: 503 + Retry-After (no query);
 //  6. unknown device or wrong token: 401; claim not newer than the floor: 409 (one query for both).
 //
 // A database error answers 503 + Retry-After.
@@ -216,8 +218,17 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	if !admitted {
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")
 	}
-	if !g.claims.enter() {
-		return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
+	cctx, cancel := g.claimContext(ctx)
+	defer cancel()
+	if err := g.claims.enter(cctx); err != nil {
+		switch {
+		case errors.Is(err, errClaimsQueueFull):
+			return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
+		case g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil:
+			g.abandoned(hs, at)
+			return nil, nil
+		}
+		return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "timed out waiting for a claim slot")
 	}
 	defer g.claims.leave()
 	c := newConn(g.newConnID(), hs.device, hs.epoch, hs.attempt)
@@ -226,16 +237,13 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
 	lost := g.leaseLosses.Load()
-	cctx, cancel := g.claimContext(ctx)
 	res, err := g.deps.Handshakes.AuthenticateAndClaim(cctx, store.Claim{
 		Device: hs.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: hs.epoch, Attempt: hs.attempt}, hs.token)
-	cancel()
 	switch {
-	case err != nil && g.cfg.Abandoned == AbandonedSkip && ctx.Err() != nil && errors.Is(err, context.Canceled):
+	case err != nil && g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// Cancelled while waiting for a database connection: nothing was sent.
 		g.reg.remove(c)
-		g.metrics.Abandoned.Add(1)
-		g.log.Info("abandoned", "device", c.device, "conn", c.id, "attempt", c.attempt, "token_ms", float64(at)/1e6)
+		g.abandoned(hs, at)
 		return nil, nil
 	case err != nil:
 		// The commit may have happened with only its answer lost: release
@@ -281,12 +289,19 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 }
 
 // claimContext is the claim's context: the request's with skip (the wait
-// for a database connection ends when the client leaves), the gateway's
-// with serve; storeTimeout bounds both.
+// for a claim slot and a database connection ends when the client leaves),
+// the gateway's with serve; storeTimeout bounds both.
 func (g *Gateway) claimContext(req context.Context) (context.Context, context.CancelFunc) {
 	parent := g.ctx
-	if g.cfg.Abandoned == AbandonedSkip {
+	if g.cfg.Abandoned == models.AbandonedSkip {
 		parent = req
 	}
 	return context.WithTimeout(parent, storeTimeout)
+}
+
+// abandoned counts and logs a handshake dropped unclaimed because its
+// client left.
+func (g *Gateway) abandoned(hs handshake, at time.Duration) {
+	g.metrics.Abandoned.Add(1)
+	g.log.Info("abandoned", "device", hs.device, "attempt", hs.attempt, "install_epoch", hs.epoch, "token_ms", float64(at)/1e6)
 }

@@ -21,7 +21,7 @@ const (
 	reason429     = "429"     // no admission token
 	reasonSource  = "source"  // 429 from the per-source pre-limit
 	reason503     = "503"     // draining or own lease lapsed
-	reasonBusy    = "busy"    // 503: MaxClaimsInflight others in the claim stage
+	reasonBusy    = "busy"    // 503: MaxClaimsInflight others waiting for a claim slot, or the wait timed out
 	reasonStore   = "store"   // 503: database error
 	reasonUpgrade = "upgrade" // the upgrade failed after the claim (the route is released)
 )
@@ -47,7 +47,8 @@ type Metrics struct {
 	LeaseLost       atomic.Int64 // times the own lease lapsed on the local clock
 	ListenReconnect atomic.Int64 // LISTEN connection re-established
 	Live            atomic.Int64 // open WebSocket connections
-	ClaimsInflight  atomic.Int64 // handshakes in the claim stage now
+	ClaimsInflight  atomic.Int64 // handshakes waiting for a claim slot or claiming now
+	ClaimsWaiting   atomic.Int64 // handshakes waiting for a claim slot now
 	TCPConns        atomic.Int64 // open TCP connections (sessions, requests, idle keep-alives)
 	MaxConns        atomic.Int64 // Config.MaxConns (0 = no cap)
 	ConnsRefused    atomic.Int64 // TCP connections answered 503 at the cap
@@ -133,7 +134,8 @@ func (m *Metrics) WriteText(w io.Writer) {
 	counter("gateway_descriptors_exhausted_total", "Accepts that failed for want of a file descriptor.", m.DescriptorsExhausted.Load())
 	counter("gateway_syncs_throttled_total", "Sync requests that waited for their connection's rate limit.", m.SyncsThrottled.Load())
 	gauge("gateway_connections", "Open WebSocket connections.", m.Live.Load())
-	gauge("gateway_claims_inflight", "Handshakes waiting for a database connection or claiming.", m.ClaimsInflight.Load())
+	gauge("gateway_claims_inflight", "Handshakes waiting for a claim slot or claiming.", m.ClaimsInflight.Load())
+	gauge("gateway_claims_waiting", "Handshakes waiting for a claim slot (--max-claims-inflight bounds it).", m.ClaimsWaiting.Load())
 	gauge("gateway_tcp_connections", "Open TCP connections: sessions, requests and idle keep-alives.", m.TCPConns.Load())
 	gauge("gateway_tcp_connections_max", "The --max-conns cap (0 = none).", m.MaxConns.Load())
 	gauge("go_goroutines", "Goroutines of the gateway process.", int64(runtime.NumGoroutine()))

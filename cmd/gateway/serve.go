@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"stormsim/gateway"
+	"stormsim/models"
 )
 
 // leaseConns is the lease pool's size; with the LISTEN connection and the
@@ -58,7 +59,7 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
-	cfg.Abandoned, cfg.LogRejections = gateway.AbandonedMode(abandoned), gateway.RejectionLog(logRejections)
+	cfg.Abandoned, cfg.LogRejections = models.Abandoned(abandoned), gateway.RejectionLog(logRejections)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(sf.logLevel)); err != nil {
 		return usageError{fmt.Sprintf("--log-level: want debug, info, warn or error (got %q)", sf.logLevel)}
@@ -66,6 +67,7 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	if sf.dbConns < 1 {
 		return usageError{fmt.Sprintf("--db-conns: must be >= 1 (got %d)", sf.dbConns)}
 	}
+	cfg.ClaimConcurrency = int(sf.dbConns)
 	if cfg.MaxConns == 0 {
 		n, err := defaultMaxConns(int(sf.dbConns) + leaseConns + 1)
 		if err != nil {
