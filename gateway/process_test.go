@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,28 +21,39 @@ import (
 	"stormsim/internal/pgtest"
 )
 
-// gatewayBin is cmd/gateway built once by TestMain (empty without a database).
-var gatewayBin string
+// gatewayBin is cmd/gateway, built by the first test that starts a process
+// (benchmarks never do), into binDir, which TestMain removes.
+var (
+	buildOnce  sync.Once
+	binDir     string
+	gatewayBin string
+	buildErr   error
+)
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if os.Getenv("DATABASE_URL") != "" {
-			dir, err := os.MkdirTemp("", "gateway-bin-")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-			defer os.RemoveAll(dir)
-			gatewayBin = filepath.Join(dir, "gateway")
-			out, err := exec.Command("go", "build", "-o", gatewayBin, "stormsim/cmd/gateway").CombinedOutput()
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "build cmd/gateway: %v\n%s", err, out)
-				return 1
-			}
-		}
-		return m.Run()
-	}()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// gatewayBinary builds cmd/gateway once.
+func gatewayBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "gateway-bin-"); buildErr != nil {
+			return
+		}
+		gatewayBin = filepath.Join(binDir, "gateway")
+		if out, err := exec.Command("go", "build", "-o", gatewayBin, "stormsim/cmd/gateway").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build cmd/gateway: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return gatewayBin
 }
 
 // proc is a gateway subprocess.
@@ -93,9 +105,10 @@ func launchProc(t testing.TB, schema, id string, pc procConfig) *proc {
 		"--lease", pc.lease.String(), "--ping", pc.ping.String(), "--idle", pc.idle.String(),
 		"--db-conns", "4", "--drain-grace", "3s"}
 	args = append(args, pc.extra...)
-	cmd := exec.Command(gatewayBin, args...)
+	bin := gatewayBinary(t)
+	cmd := exec.Command(bin, args...)
 	if pc.fdLimit > 0 {
-		cmd = exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(pc.fdLimit), gatewayBin}, args...)...)
+		cmd = exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(pc.fdLimit), bin}, args...)...)
 	}
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+pc.dbURL)
 	stderr, err := cmd.StderrPipe()
