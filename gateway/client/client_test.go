@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/bits"
 	"net/http"
 	"reflect"
@@ -492,5 +493,66 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if _, err := New(tt.cfg); err == nil {
 			t.Errorf("%s: New accepted it", tt.name)
 		}
+	}
+}
+
+// TestTimeoutIsAFailedAttempt: with the policy's timeout set, an attempt
+// whose answer (for a 101, its hello) has not arrived by sent + timeout is
+// abandoned then: its connection closed, recorded as timed out with status
+// 0 and answered = sent + timeout, and followed by the backoff the
+// simulator draws for a failed attempt without Retry-After, even though
+// the late answer carries one. An answer within the timeout counts as usual.
+func TestTimeoutIsAFailedAttempt(t *testing.T) {
+	const timeout = 150 * time.Millisecond
+	b := backoff(t, policies.Spec{Name: "full", Base: 100 * time.Millisecond, Cap: 800 * time.Millisecond,
+		HonorRetryAfter: true, Timeout: timeout})
+	steps := []step{
+		acceptThenDrop,
+		{status: 429, retryAfter: "1", delay: 4 * timeout}, // refusal too late
+		{status: 101, helloDelay: 4 * timeout},             // accepted, hello too late
+		{status: 429, retryAfter: "1", delay: timeout / 5}, // refusal in time
+		acceptThenKick,
+	}
+	g := newFakeGateway(t, steps...)
+	err, clock, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b, InitialJitter: 100 * time.Millisecond}})
+	if !errors.Is(err, ErrReplaced) {
+		t.Fatalf("Run = %v, want ErrReplaced", err)
+	}
+	want := append([]time.Duration{0}, replayWaits(b, 100*time.Millisecond, []time.Duration{0, 0, time.Second})...)
+	if got := clock.waits(); !slices.Equal(got, want) {
+		t.Errorf("waits\n got %v\nwant %v", got, want)
+	}
+	var timedOut []bool
+	for _, ev := range rec.of(EventAttempt) {
+		if ev.Round != 2 {
+			continue
+		}
+		timedOut = append(timedOut, ev.TimedOut)
+		if ev.TimedOut && (ev.Status != 0 || ev.RetryAfter != 0 || ev.Answered.Sub(ev.Sent) != timeout || !errors.Is(ev.Err, ErrTimedOut)) {
+			t.Errorf("timed-out attempt %d: status %d retry-after %v answered after %v err %v; want 0, 0, %v, ErrTimedOut",
+				ev.Attempt, ev.Status, ev.RetryAfter, ev.Answered.Sub(ev.Sent), ev.Err, timeout)
+		}
+	}
+	if wantTO := []bool{true, true, false, false}; !slices.Equal(timedOut, wantTO) {
+		t.Errorf("round 2 timed out %v, want %v", timedOut, wantTO)
+	}
+	g.mu.Lock()
+	left := maps.Clone(g.leftEarly)
+	g.mu.Unlock()
+	for _, i := range []int{1, 2} {
+		if d, ok := left[i]; !ok || d > 3*timeout {
+			t.Errorf("handshake %d: the gateway saw the client leave after %v (seen: %v), want soon after %v", i, d, ok, timeout)
+		}
+	}
+}
+
+// TestTimeoutFallsBackToTheConfig: without a policy timeout,
+// Config.HandshakeTimeout bounds the handshake.
+func TestTimeoutFallsBackToTheConfig(t *testing.T) {
+	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	g := newFakeGateway(t, step{status: 429, delay: time.Second}, acceptThenKick)
+	_, _, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b}, HandshakeTimeout: 100 * time.Millisecond})
+	if ev := rec.of(EventAttempt)[0]; !ev.TimedOut || ev.Answered.Sub(ev.Sent) != 100*time.Millisecond {
+		t.Errorf("first attempt timed out %v after %v, want true after 100ms", ev.TimedOut, ev.Answered.Sub(ev.Sent))
 	}
 }
