@@ -3,12 +3,18 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"stormsim/gateway"
+	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
 
@@ -73,5 +79,86 @@ func benchmarkStorm(b *testing.B, clients int) {
 	b.ReportMetric(float64(b.N*clients)/stormTime.Seconds(), "handshakes/s")
 	b.ReportMetric(q(0.5), "p50_ms")
 	b.ReportMetric(q(0.99), "p99_ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSourceFlood measures what the per-source pre-limit buys against
+// a flood of unknown devices from one address (127.0.0.2), which under
+// "admission before authentication" takes admission tokens: 8 flooders
+// send handshakes with bad credentials as fast as the gateway answers,
+// while 200 real devices, each from its own address (127.0.1.x), connect,
+// each retrying 50 ms after a refusal. The admission bucket is 500/s (burst 50). It reports
+// the flood's rate, the share of admission tokens the real devices got,
+// and how long until all of them were connected, without and with
+// --source-rate 20 --source-burst 20.
+//
+//	go test ./gateway -run '^$' -bench BenchmarkSourceFlood -benchtime 1x
+func BenchmarkSourceFlood(b *testing.B) {
+	for _, pre := range []float64{0, 20} {
+		b.Run(fmt.Sprintf("source-rate=%g", pre), func(b *testing.B) { benchmarkSourceFlood(b, pre) })
+	}
+}
+
+func benchmarkSourceFlood(b *testing.B, sourceRate float64) {
+	const legit, flooders = 200, 8
+	s, _ := setup(b, legit)
+	cfg := testConfig("gw-flood")
+	cfg.AdmitRate, cfg.AdmitBurst = 500, 50
+	cfg.SourceRate, cfg.SourceBurst = sourceRate, 20
+	p := startInproc(b, cfg, depsOf(b, s))
+	var floodSent atomic.Int64
+	var lastConnected time.Duration
+	for range b.N {
+		stop := make(chan struct{})
+		var fl sync.WaitGroup
+		for f := range flooders {
+			fl.Go(func() {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+				hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					h := wsHeaders()
+					h.Set(protocol.HeaderAuthorization, fmt.Sprintf("Bearer flood-%d-%d:x", f, i))
+					req, _ := http.NewRequest("GET", "http://"+p.addr+protocol.Path+"?attempt=1", nil)
+					req.Header = h
+					if resp, err := hc.Do(req); err == nil {
+						resp.Body.Close()
+					}
+					floodSent.Add(1)
+				}
+			})
+		}
+		time.Sleep(200 * time.Millisecond) // the flood is on
+		began := time.Now()
+		var wg sync.WaitGroup
+		for i := range legit {
+			wg.Go(func() {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i%250))}}
+				hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+				for attempt := int64(1); ; attempt++ {
+					ws, _, err := websocket.Dial(context.Background(), handshakeURL(p.addr, 0, attempt),
+						&websocket.DialOptions{HTTPClient: hc, HTTPHeader: bearer(store.DeviceID(i))})
+					if err == nil {
+						ws.CloseNow()
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+		}
+		wg.Wait()
+		lastConnected = time.Since(began)
+		close(stop)
+		fl.Wait()
+	}
+	m := p.g.Metrics()
+	tokens := m.Admitted.Load() + m.Rejected("401") + m.Rejected("409")
+	b.ReportMetric(float64(floodSent.Load())/(lastConnected.Seconds()+0.2)/float64(b.N), "flood_req/s")
+	b.ReportMetric(float64(m.Admitted.Load())/float64(tokens), "real_share_of_tokens")
+	b.ReportMetric(lastConnected.Seconds(), "s_until_all_real_connected")
 	b.ReportMetric(0, "ns/op")
 }
