@@ -42,6 +42,8 @@ func benchmarkStorm(b *testing.B, clients int) {
 		lat := make([]time.Duration, clients)
 		conns := make([]*client, clients)
 		start := make(chan struct{})
+		var failed atomic.Int64
+		var firstErr atomic.Value
 		var wg sync.WaitGroup
 		for i := range clients {
 			wg.Go(func() {
@@ -49,7 +51,8 @@ func benchmarkStorm(b *testing.B, clients int) {
 				began := time.Now()
 				c, resp, err := dial(context.Background(), p.addr, store.DeviceID(i), 0, int64(n+1), true)
 				if err != nil {
-					b.Errorf("device %d: %d %v", i, status(resp), err)
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("device %d: %d %v", i, status(resp), err))
 					return
 				}
 				lat[i], conns[i] = time.Since(began), c
@@ -61,6 +64,9 @@ func benchmarkStorm(b *testing.B, clients int) {
 		wg.Wait()
 		stormTime += time.Since(began)
 		b.StopTimer()
+		if f := failed.Load(); f > 0 {
+			b.Errorf("storm %d: %d of %d handshakes failed; first: %v", n+1, f, clients, firstErr.Load())
+		}
 		latencies = append(latencies, lat...)
 		for _, c := range conns {
 			if c != nil {

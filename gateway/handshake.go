@@ -218,9 +218,8 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	if !admitted {
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")
 	}
-	cctx, cancel := g.claimContext(ctx)
-	defer cancel()
-	if err := g.claims.enter(cctx); err != nil {
+	wait := g.claimWaitContext(ctx)
+	if err := g.claims.enter(wait); err != nil {
 		switch {
 		case errors.Is(err, errClaimsQueueFull):
 			return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
@@ -228,9 +227,11 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 			g.abandoned(hs, at)
 			return nil, nil
 		}
-		return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "timed out waiting for a claim slot")
+		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
 	defer g.claims.leave()
+	cctx, cancel := context.WithTimeout(wait, storeTimeout)
+	defer cancel()
 	c := newConn(g.newConnID(), hs.device, hs.epoch, hs.attempt)
 	c.admittedAt = at
 	if !g.reg.add(c) {
@@ -288,15 +289,16 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	return c, nil
 }
 
-// claimContext is the claim's context: the request's with skip (the wait
-// for a claim slot and a database connection ends when the client leaves),
-// the gateway's with serve; storeTimeout bounds both.
-func (g *Gateway) claimContext(req context.Context) (context.Context, context.CancelFunc) {
-	parent := g.ctx
+// claimWaitContext is the context a handshake waits on for its claim slot
+// and its database connection: the request's with skip (the wait ends when
+// the client leaves), the gateway's with serve. The wait has no time limit
+// of its own, as the model's queue has none (--max-claims-inflight bounds
+// its length); the claim, once it has a slot, has storeTimeout.
+func (g *Gateway) claimWaitContext(req context.Context) context.Context {
 	if g.cfg.Abandoned == models.AbandonedSkip {
-		parent = req
+		return req
 	}
-	return context.WithTimeout(parent, storeTimeout)
+	return g.ctx
 }
 
 // abandoned counts and logs a handshake dropped unclaimed because its
