@@ -51,7 +51,7 @@ type ClaimResult struct {
 	// Previous is the route replaced by this claim; zero if there was none
 	// or it was this connection's own.
 	Previous Owner
-	// Floor is the floor as found before the claim.
+	// Floor is the floor that refused the claim; zero when it was accepted.
 	Floor Floor
 }
 
@@ -137,10 +137,11 @@ func (s *PG) claim(ctx context.Context, c Claim, token *string, reregister bool)
 		return ClaimResult{Unauthorized: true}, nil
 	case "accepted":
 		res.Accepted, res.Version = true, *version
-	}
-	res.Floor = Floor{Version: *fv, Epoch: *fe, Attempt: *fa}
-	if res.Accepted && prevConn != nil {
-		res.Previous = Owner{Gateway: *prevGateway, Conn: *prevConn, Version: *prevVers}
+		if prevConn != nil {
+			res.Previous = Owner{Gateway: *prevGateway, Conn: *prevConn, Version: *prevVers}
+		}
+	default:
+		res.Floor = Floor{Version: *fv, Epoch: *fe, Attempt: *fa}
 	}
 	return res, nil
 }
