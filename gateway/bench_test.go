@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -107,7 +108,8 @@ func benchmarkStorm(b *testing.B, clients int) {
 // BenchmarkSourceFlood measures what the per-source pre-limit buys against
 // a flood of unknown devices from one address (127.0.0.2), which under
 // "admission before authentication" takes admission tokens: 8 flooders
-// send handshakes with bad credentials as fast as the gateway answers,
+// send handshakes with bad credentials as fast as the gateway answers, each
+// on one keep-alive connection,
 // while 200 real devices, each from its own address (127.0.1.x), connect,
 // each retrying 50 ms after a refusal. The admission bucket is 500/s (burst 50). It reports
 // the flood's rate, the share of admission tokens the real devices got,
@@ -137,7 +139,8 @@ func benchmarkSourceFlood(b *testing.B, sourceRate float64) {
 		for f := range flooders {
 			fl.Go(func() {
 				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
-				hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+				hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1}}
+				defer hc.CloseIdleConnections()
 				for i := 0; ; i++ {
 					select {
 					case <-stop:
@@ -149,9 +152,10 @@ func benchmarkSourceFlood(b *testing.B, sourceRate float64) {
 					req, _ := http.NewRequest("GET", "http://"+p.addr+protocol.Path+"?attempt=1", nil)
 					req.Header = h
 					if resp, err := hc.Do(req); err == nil {
+						io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
+						floodSent.Add(1)
 					}
-					floodSent.Add(1)
 				}
 			})
 		}
