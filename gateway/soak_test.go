@@ -214,8 +214,8 @@ func TestSoak(t *testing.T) {
 			proxy.setCut(false)
 		default:
 			actions["sync flood"]++
-			i := n + rng.IntN(soakFlooders)
-			flooders.Go(func() { floodSyncs(gws[rng.IntN(3)].addr, devices[i], floodStop) })
+			i, addr := n+rng.IntN(soakFlooders), gws[rng.IntN(3)].addr
+			flooders.Go(func() { floodSyncs(addr, devices[i], floodStop) })
 		}
 		time.Sleep(500*time.Millisecond + time.Duration(rng.IntN(1500))*time.Millisecond)
 	}
