@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"stormsim/config"
+	"stormsim/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -174,6 +175,19 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown policy", []string{"run", "-c", ownConfigs[0], "--policy", "nope"}, "--policy nope: unknown policy; the config has exponential, full"},
 		{"bad override", []string{"run", "-c", ownConfigs[0], "--set", "admission.per_slot=x"}, `--set admission.per_slot=x: admission.per_slot: must be an integer (got "x")`},
 		{"output dir is a file", []string{"run", "-c", ownConfigs[0], "-o", ownConfigs[0]}, ""},
+		{"help for no such command", []string{"help", "bogus"}, `stormsim help: no such command "bogus" (try: `},
+		{"config given twice", []string{"run", "-c", ownConfigs[0], "-c", ownConfigs[1]},
+			`stormsim run: invalid argument "` + ownConfigs[1] + `" for "-c, --config" flag: given twice (` + ownConfigs[0] + ", then " + ownConfigs[1] + "): give it once"},
+		{"format given twice", []string{"run", "-c", ownConfigs[0], "--format", "json", "--format", "table"},
+			`stormsim run: invalid argument "table" for "--format" flag: given twice (json, then table): give it once`},
+		{"empty output dir", []string{"run", "-c", ownConfigs[0], "-o", ""},
+			`stormsim run: invalid argument "" for "-o, --out" flag: needs a value, got an empty one`},
+		{"zero replications", []string{"run", "-c", ownConfigs[0], "--replications", "0"},
+			"stormsim run: --replications must be >= 1 (got 0); leave it out to run the config's replications"},
+		{"zero workers", []string{"run", "-c", ownConfigs[0], "--workers", "0"},
+			"stormsim run: --workers must be >= 1 (got 0); leave it out to use every CPU"},
+		{"zero workers for a sweep", []string{"sweep", "-c", "x.yaml", "-o", "d", "--workers", "0"},
+			"stormsim sweep: --workers must be >= 1 (got 0)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,8 +228,20 @@ func TestPoliciesGolden(t *testing.T) {
 }
 
 func TestUsageGolden(t *testing.T) {
-	_, stdout, _ := stormsim("help")
+	code, stdout, stderr := stormsim("help")
+	if code != ExitOK || stderr != "" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
 	golden(t, "usage.golden", stdout)
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, stderr := stormsim(arg)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "stormsim "+results.Version+" (go") || strings.Count(stdout, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
+		}
+	}
 }
 
 // TestSummaryTableGolden pins the summary table of each shipped config, so

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"stormsim/internal/safetext"
+	"stormsim/results"
 )
 
 // Exit codes of stormsim.
@@ -18,6 +22,9 @@ const (
 	ExitCheckFailed = 1 // a check ran and failed
 	ExitUsage       = 2 // bad flags, arguments or config
 	ExitInternal    = 3 // a bug or an I/O failure
+	// ExitInterrupted is the shell's code for a process stopped by SIGINT
+	// (128 + 2): Ctrl-C, after the output written so far was closed cleanly.
+	ExitInterrupted = 130
 )
 
 // command is one subcommand.
@@ -93,17 +100,23 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help":
-		if len(args) > 1 {
-			if c, ok := lookup(args[1]); ok {
-				return report(e, c.run(e, []string{"--help"}))
-			}
+		if len(args) == 1 {
+			writeUsage(stdout)
+			return ExitOK
 		}
-		writeUsage(stdout)
+		c, ok := lookup(args[1])
+		if !ok || len(args) > 2 {
+			fmt.Fprintf(stderr, "stormsim help: no such command %q (try: %s)\n", safetext.Terminal(strings.Join(args[1:], " ")), strings.Join(names(), ", "))
+			return ExitUsage
+		}
+		return report(e, c.run(e, []string{"--help"}))
+	case "version", "--version":
+		fmt.Fprintf(stdout, "stormsim %s (%s, %s/%s)\n", results.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return ExitOK
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", oneLine(name), strings.Join(names(), ", "))
+		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", safetext.Terminal(name), strings.Join(names(), ", "))
 		return ExitUsage
 	}
 	return report(e, c.run(e, args[1:]))
@@ -144,8 +157,8 @@ func writeUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error.")
+	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags, 'stormsim --version' for the version.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error, 130 interrupted.")
 }
 
 // flagSet returns a flag set for c that reports errors through parse.
@@ -159,7 +172,9 @@ func flagSet(c string) *pflag.FlagSet {
 // parse parses args into fs. It returns done=true when the user asked for
 // help, which it prints to stdout.
 func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err error) {
+	restore := guardSingleValues(fs)
 	err = fs.Parse(args)
+	restore()
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprintf(e.stdout, "Usage: stormsim %s %s\n\n%s\n\nFlags:\n%s", c.name, c.usage, c.summary, fs.FlagUsages())
 		return true, nil
@@ -173,6 +188,43 @@ func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err 
 	return false, nil
 }
 
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+func oneLine(s string) string { return safetext.OneLine(s) }
+
+// guardSingleValues makes every flag that holds one value refuse a second
+// one (-c A -c B would otherwise silently mean B) and, for a string, an
+// empty one (-o '' would otherwise mean no -o). Repeatable flags (arrays)
+// are left alone. The returned function puts the flags' own values back,
+// so that help text still knows their types.
+func guardSingleValues(fs *pflag.FlagSet) (restore func()) {
+	var flags []*pflag.Flag
+	var values []pflag.Value
+	fs.VisitAll(func(f *pflag.Flag) {
+		if strings.HasSuffix(f.Value.Type(), "Array") || strings.HasSuffix(f.Value.Type(), "Slice") {
+			return
+		}
+		flags, values = append(flags, f), append(values, f.Value)
+		f.Value = &singleValue{Value: f.Value, flag: f}
+	})
+	return func() {
+		for i, f := range flags {
+			f.Value = values[i]
+		}
+	}
+}
+
+// singleValue is a flag value that may be set once, and not to "" when it
+// is a string.
+type singleValue struct {
+	pflag.Value
+	flag *pflag.Flag
+}
+
+func (v *singleValue) Set(s string) error {
+	if v.flag.Changed {
+		return fmt.Errorf("given twice (%s, then %s): give it once", safetext.Terminal(v.Value.String()), safetext.Terminal(s))
+	}
+	if s == "" && v.Value.Type() == "string" {
+		return errors.New("needs a value, got an empty one")
+	}
+	return v.Value.Set(s)
 }

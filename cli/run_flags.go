@@ -12,20 +12,24 @@ import (
 type runFlags struct {
 	replications int
 	workers      int
+	fs           *pflag.FlagSet
 }
 
 func (f *runFlags) add(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.IntVar(&f.replications, "replications", 0, "run `R` seeds (seed, seed+1, ...) per policy and report mean, std, quantiles and 95% CI; default the config's replications")
 	fs.IntVar(&f.workers, "workers", 0, "run `N` storms at once; default the number of CPUs (results do not depend on it)")
 }
 
-// check validates the flags for command cmd.
+// check validates the flags for command cmd. Left out, each has its
+// default; given, it must be at least 1, so that 0 does not quietly mean
+// the default.
 func (f *runFlags) check(cmd string) error {
-	if f.replications < 0 {
-		return usageErrorf("stormsim %s: --replications must be >= 1 (got %d)", cmd, f.replications)
+	if f.fs.Changed("replications") && f.replications < 1 {
+		return usageErrorf("stormsim %s: --replications must be >= 1 (got %d); leave it out to run the config's replications", cmd, f.replications)
 	}
-	if f.workers < 0 {
-		return usageErrorf("stormsim %s: --workers must be >= 1 (got %d)", cmd, f.workers)
+	if f.fs.Changed("workers") && f.workers < 1 {
+		return usageErrorf("stormsim %s: --workers must be >= 1 (got %d); leave it out to use every CPU", cmd, f.workers)
 	}
 	return nil
 }

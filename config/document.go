@@ -72,14 +72,14 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 		doc.root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1}
 		return doc, nil
 	case err != nil:
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		return nil, &Error{Where: fmt.Sprintf("%s:%d", name, max(1, extra.Line)), Problem: "only one YAML document is allowed (remove the ---)"}
 	case err != io.EOF:
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	doc.root = &top
 	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
@@ -100,6 +100,9 @@ func (d *Document) File() string { return d.file }
 // Scenario decodes the document into a scenario and resolves it (defaults
 // and validation). The document is not changed.
 func (d *Document) Scenario() (*sim.Scenario, error) {
+	if len(d.root.Content) == 0 {
+		return nil, &Error{Where: d.file, Problem: "the config is empty: a scenario needs at least clients:, admission: and policies:"}
+	}
 	var s sim.Scenario
 	dec := decoder{doc: d}
 	if err := dec.decode(d.root, reflect.ValueOf(&s).Elem(), ""); err != nil {
