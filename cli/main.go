@@ -192,8 +192,8 @@ func oneLine(s string) string { return safetext.OneLine(s) }
 
 // guardSingleValues makes every flag that holds one value refuse a second
 // one (-c A -c B would otherwise silently mean B) and, for a string, an
-// empty one (-o ” would otherwise mean no -o). Repeatable flags (arrays)
-// are left alone. The returned function puts the flags' own values back,
+// empty one (an empty -o would otherwise mean no -o). Repeatable flags
+// (arrays) are left alone. The returned function puts the flags' own values back,
 // so that help text still knows their types.
 func guardSingleValues(fs *pflag.FlagSet) (restore func()) {
 	var flags []*pflag.Flag
