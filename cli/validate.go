@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"stormsim/config"
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 	"stormsim/results"
 )
 
@@ -35,9 +37,9 @@ func validate(e *env, args []string) error {
 	}
 	labels := make([]string, len(specs))
 	for i, p := range specs {
-		labels[i] = p.Label
+		labels[i] = safetext.Terminal(p.Label)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %d clients, %s, policies %s (config %s)\n",
-		sf.configPath, s.Name, s.Clients, s.Admission.New(), strings.Join(labels, ", "), config.Hash(s))
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), config.Hash(s))
 	return err
 }

@@ -5,6 +5,10 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 
 	"stormsim/sim"
 )
@@ -30,22 +34,24 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	if has(func(r *sim.Result) bool { return r.Reclaim != nil }) {
 		cols = append(cols,
 			column{"reclaim", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.ReclaimMs) })
+				return ifReclaim(r, func(x *sim.ReclaimResult) string { return human.Millis(x.ReclaimMs) })
 			}},
 			column{"bound", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return "[" + millis(x.BoundLoMs) + ", " + millis(x.BoundHiMs) + "]" })
+				return ifReclaim(r, func(x *sim.ReclaimResult) string {
+					return "[" + human.Millis(x.BoundLoMs) + ", " + human.Millis(x.BoundHiMs) + "]"
+				})
 			}},
 			column{"stale route-s", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return fmt.Sprintf("%.1f", x.StaleRouteSeconds) })
+				return ifReclaim(r, func(x *sim.ReclaimResult) string { return human.Fixed(x.StaleRouteSeconds, 1) })
 			}},
 			column{"max presence err", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.MaxPresenceErrorMs) })
+				return ifReclaim(r, func(x *sim.ReclaimResult) string { return human.Millis(x.MaxPresenceErrorMs) })
 			}})
 	}
 	if has(func(r *sim.Result) bool { return r.Refused+r.Unavailable > 0 }) {
 		cols = append(cols,
-			column{"refused", func(r *sim.Result) string { return thousands(r.Refused) }},
-			column{"503", func(r *sim.Result) string { return thousands(r.Unavailable) }})
+			column{"refused", func(r *sim.Result) string { return human.Count(r.Refused) }},
+			column{"503", func(r *sim.Result) string { return human.Count(r.Unavailable) }})
 	}
 	if has(func(r *sim.Result) bool { return r.Drain != nil }) {
 		cols = append(cols,
@@ -53,13 +59,13 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 				if r.Drain == nil {
 					return "-"
 				}
-				return millis(r.Drain.DrainMs)
+				return human.Millis(r.Drain.DrainMs)
 			}},
 			column{"leftover routes", func(r *sim.Result) string {
 				if r.Drain == nil {
 					return "-"
 				}
-				return thousands(r.Drain.LeftoverRoutes)
+				return human.Count(r.Drain.LeftoverRoutes)
 			}})
 	}
 	if has(func(r *sim.Result) bool { return r.Database != nil }) {
@@ -68,13 +74,13 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 				if r.Database == nil {
 					return "-"
 				}
-				return thousands(int64(r.Database.PeakRowsPerS + 0.5))
+				return human.Count(int64(r.Database.PeakRowsPerS + 0.5))
 			}},
 			column{"above budget", func(r *sim.Result) string {
 				if r.Database == nil || r.Database.ReadBudgetPerS == 0 {
 					return "-"
 				}
-				return millis(r.Database.TimeAboveBudgetMs)
+				return human.Millis(r.Database.TimeAboveBudgetMs)
 			}})
 	}
 	if len(cols) == 0 {
@@ -84,7 +90,7 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
 	policyWidth := len("policy")
 	for _, r := range d.Results {
-		policyWidth = max(policyWidth, len(r.Policy))
+		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(r.Policy)))
 	}
 	titles := []string{fmt.Sprintf("%-*s", policyWidth, "policy")}
 	for _, c := range cols {
@@ -93,7 +99,7 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	fmt.Fprintln(tw, strings.Join(titles, "\t  ")+"\t")
 	for i := range d.Results {
 		r := &d.Results[i]
-		cells := []string{fmt.Sprintf("%-*s", policyWidth, r.Policy)}
+		cells := []string{fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(r.Policy))}
 		for _, c := range cols {
 			cells = append(cells, c.cell(r))
 		}

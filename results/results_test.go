@@ -138,31 +138,32 @@ func TestTableLayout(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"}, {999, "999"}, {1000, "1,000"}, {100500, "100,500"}, {1234567, "1,234,567"},
-		{-1000, "-1,000"}, {-100, "-100"}, {-9223372036854775808, "-9,223,372,036,854,775,808"},
+// TestTableIsTerminalSafe pins that a name or label with control
+// characters cannot reach the terminal raw, and that a scenario without a
+// name still gets a title.
+func TestTableIsTerminalSafe(t *testing.T) {
+	r := sim.Result{Attempts: 1, Accepted: 1, WindowMs: 10}
+	r.Reclaim = &sim.ReclaimResult{StaleRouteSeconds: 766711.46}
+	a, b := r, r
+	a.Policy, b.Policy = "a\x1b[2Jb", "line\nbreak"
+	doc := &Document{Name: "x\x1b]0;pwned\x07y", ConfigHash: "sha256:0123456789abcdef", Results: []sim.Result{a, b}}
+	var out strings.Builder
+	if err := doc.WriteTable(&out); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		if got := thousands(tt.n); got != tt.want {
-			t.Errorf("thousands(%d) = %s, want %s", tt.n, got, tt.want)
+	if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Count(out.String(), "\n") != 8 {
+		t.Errorf("control characters reach the terminal:\n%q", out.String())
+	}
+	for _, want := range []string{`x\x1b]0;pwned\ay (seed 0`, `a\x1b[2Jb  `, `line\nbreak`, "766,711.5"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+	doc.Name = ""
+	out.Reset()
+	doc.WriteTable(&out)
+	if !strings.HasPrefix(out.String(), "unnamed scenario (seed 0, config sha256:0123456789ab)\n") {
+		t.Errorf("title of a scenario without a name: %q", strings.SplitN(out.String(), "\n", 2)[0])
 	}
 }
 
-func TestMillis(t *testing.T) {
-	tests := []struct {
-		ms   float64
-		want string
-	}{
-		{0, "0ms"}, {10, "10ms"}, {12.3456, "12.346ms"}, {999.4, "999.4ms"}, {1000, "1s"}, {623900, "623.9s"}, {4580.4, "4.58s"},
-	}
-	for _, tt := range tests {
-		if got := millis(tt.ms); got != tt.want {
-			t.Errorf("millis(%v) = %s, want %s", tt.ms, got, tt.want)
-		}
-	}
-}
