@@ -3,7 +3,9 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -111,18 +113,38 @@ func ParseTolerance(s string) (float64, error) {
 }
 
 // ReadDocument reads a result document written by stormsim run or
-// stormsim check --update-baseline.
+// stormsim check --update-baseline. Every error names path and says what
+// is wrong in one line.
 func ReadDocument(path string) (*results.Document, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot read: %v", path, err)
+	}
+	return ParseDocument(path, data)
+}
+
+// ParseDocument is ReadDocument for a document already in memory; name is
+// the file name errors report.
+func ParseDocument(name string, data []byte) (*results.Document, error) {
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a stormsim result document: %v", name, err)
+	}
+	if head.SchemaVersion == nil {
+		return nil, fmt.Errorf("%s: not a stormsim result document: it has no schema_version (stormsim run -o DIR writes one as DIR/%s)", name, "result.json")
+	}
+	if *head.SchemaVersion != results.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d", name, *head.SchemaVersion, results.SchemaVersion)
 	}
 	var doc results.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not a stormsim result document: %v", path, err)
-	}
-	if doc.SchemaVersion != results.SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d", path, doc.SchemaVersion, results.SchemaVersion)
+		return nil, fmt.Errorf("%s: not a stormsim result document: %v", name, err)
 	}
 	return &doc, nil
 }

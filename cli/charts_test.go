@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -115,7 +116,7 @@ func TestPlotOverlaysSavedResults(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plot", "-o", out, filepath.Join(base, "none.json")}, "open "},
+		{[]string{"plot", "-o", out, filepath.Join(base, "none.json")}, filepath.Join(base, "none.json") + ": cannot read: no such file or directory"},
 		{[]string{"plot", "-o", out, files[0], "--label", "a", "--label", "b", "--label", "c"}, "stormsim plot: 3 --label for 1 results"},
 		{[]string{"plot", files[0]}, "stormsim plot: give result files and -o DIR"},
 		{[]string{"plot", "-o", out, ownConfigs[0]}, ownConfigs[0] + ": not a stormsim result document"},
@@ -123,6 +124,62 @@ func TestPlotOverlaysSavedResults(t *testing.T) {
 		if code, _, stderr := stormsim(tt.args...); code != ExitUsage || !strings.HasPrefix(stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestPlotBadDocumentsAreUsageErrors pins that every document a user can
+// hand to plot that cannot be charted is refused with exit 2, one line
+// naming the file (or the flag to use), and no output directory.
+func TestPlotBadDocumentsAreUsageErrors(t *testing.T) {
+	base := t.TempDir()
+	res := filepath.Join(base, "r", ResultFile)
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[1], "-o", filepath.Dir(res), "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	edit := func(name string, change func(doc map[string]any)) string {
+		data, _ := os.ReadFile(res)
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		change(doc)
+		data, _ = json.Marshal(doc)
+		path := filepath.Join(base, name)
+		os.WriteFile(path, data, 0o644)
+		return path
+	}
+	first := func(doc map[string]any) map[string]any { return doc["results"].([]any)[0].(map[string]any) }
+	noPolicies := edit("none.json", func(doc map[string]any) { doc["results"] = []any{} })
+	negWindow := edit("window.json", func(doc map[string]any) { first(doc)["window_ms"] = -250 })
+	negSeries := edit("series.json", func(doc map[string]any) { first(doc)["series"].(map[string]any)["attempts"].([]any)[0] = -5 })
+	notDoc := filepath.Join(base, "a.json")
+	os.WriteFile(notDoc, []byte(`{"a":1}`), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the same file twice", []string{res, res},
+			"stormsim plot: " + res + " and " + res + ` would both be labelled "r" in the legends; name each with --label NAME (one per result, in order)`},
+		{"no policies", []string{noPolicies}, noPolicies + `: cannot chart it: run "seed-token-bucket": no policies to chart`},
+		{"negative window", []string{negWindow}, negWindow + `: cannot chart it: run "seed-token-bucket" policy "full": window must be > 0 ms (got -250)`},
+		{"negative series", []string{negSeries}, negSeries + `: cannot chart it: run "seed-token-bucket" policy "full": attempts window 0 must be finite and >= 0 (got -5)`},
+		{"not a result document", []string{notDoc}, notDoc + ": not a stormsim result document: it has no schema_version (stormsim run -o DIR writes one as DIR/result.json)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(base, "charts", "new")
+			code, stdout, stderr := stormsim(append([]string{"plot", "-o", out}, tt.args...)...)
+			if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(base, "charts")); err == nil {
+				t.Error("plot left a directory behind")
+			}
+		})
+	}
+	dup, _, stderr := stormsim("plot", "-o", filepath.Join(base, "charts"), res, res, "--label", "x", "--label", "x")
+	if want := `would both be labelled "x"`; dup != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("two equal --label: exit %d, stderr %q, want %q", dup, stderr, want)
 	}
 }
 

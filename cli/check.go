@@ -215,7 +215,11 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 	}
 	if t.baseline != "" && !cf.updateBaseline {
 		if t.base, err = check.ReadDocument(t.baseline); err != nil {
-			return nil, fmt.Errorf("--baseline: %v (write it with --update-baseline)", err)
+			flag := "--baseline"
+			if cf.baselineDir != "" {
+				flag = "--baseline-dir"
+			}
+			return nil, fmt.Errorf("%s: %v (write it with --update-baseline)", flag, err)
 		}
 	}
 	return t, nil

@@ -43,9 +43,13 @@ func plot(e *env, args []string) error {
 			return badInput(err)
 		}
 		run := chartRun(doc, scenarioOf(f, doc))
+		if err := run.Validate(); err != nil {
+			return usageErrorf("%s: cannot chart it: %v", f, err)
+		}
 		names[run.Name]++
 		runs = append(runs, run)
 	}
+	labelled := map[string]int{}
 	for i := range runs {
 		switch {
 		case len(*labels) > 0:
@@ -53,6 +57,14 @@ func plot(e *env, args []string) error {
 		case names[runs[i].Name] > 1:
 			runs[i].Label = fileLabel(files[i])
 		}
+		label := runs[i].Label
+		if label == "" {
+			label = runs[i].Name
+		}
+		if j, dup := labelled[label]; dup && len(runs) > 1 {
+			return usageErrorf("stormsim plot: %s and %s would both be labelled %q in the legends; name each with --label NAME (one per result, in order)", files[j], files[i], label)
+		}
+		labelled[label] = i
 	}
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return usageErrorf("stormsim plot: -o %s: %v", *outDir, err)

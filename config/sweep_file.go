@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"stormsim/sim"
 )
 
 // SweepFile is a sweep file as written: a base scenario, the axes to vary
@@ -125,6 +127,9 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 			problem := "unknown key; valid keys: " + keyList(sweepKeys)
 			if best, ok := closestKey(key, sweepKeys); ok {
 				problem = "unknown key; did you mean " + best + "?"
+			} else if isScenarioKey(key) {
+				problem = "a scenario key: this file looks like a scenario, not a sweep file. " +
+					"A sweep file names base: SCENARIO.yaml (or holds scenario: {...}) and axes: (run a scenario with stormsim run -c FILE)"
 			}
 			return &Error{Where: doc.where(k), Path: key, Problem: problem}
 		}
@@ -159,6 +164,16 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// isScenarioKey reports whether key is a top-level key of a scenario.
+func isScenarioKey(key string) bool {
+	for _, f := range fieldsOf(reflect.TypeFor[sim.Scenario]()) {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *decoder) scalarString(v *yaml.Node, path string, out *string) error {

@@ -35,7 +35,7 @@ func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	for i := range runs {
-		if err := runs[i].validate(); err != nil {
+		if err := runs[i].Validate(); err != nil {
 			return nil, fmt.Errorf("plots: %w", err)
 		}
 		l := runs[i].label()
