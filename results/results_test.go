@@ -166,4 +166,3 @@ func TestTableIsTerminalSafe(t *testing.T) {
 		t.Errorf("title of a scenario without a name: %q", strings.SplitN(out.String(), "\n", 2)[0])
 	}
 }
-

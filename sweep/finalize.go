@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"stormsim/internal/atomicfile"
 	"stormsim/results"
 )
 
@@ -36,7 +37,7 @@ func Finalize(dir string, charts bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := results.WriteFile(filepath.Join(dir, CSVFile), data); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, CSVFile), data); err != nil {
 		return nil, err
 	}
 	if !charts {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"stormsim/results"
+	"stormsim/internal/atomicfile"
 )
 
 // Merge joins the output directories of a sharded sweep into out, which
@@ -67,10 +67,10 @@ func Merge(out string, dirs []string, charts bool) ([]string, error) {
 	for _, l := range lines {
 		all.Write(l.Raw)
 	}
-	if err := results.WriteFile(filepath.Join(out, ManifestFile), manifest); err != nil {
+	if err := atomicfile.Write(filepath.Join(out, ManifestFile), manifest); err != nil {
 		return nil, err
 	}
-	if err := results.WriteFile(filepath.Join(out, PointsFile), all.Bytes()); err != nil {
+	if err := atomicfile.Write(filepath.Join(out, PointsFile), all.Bytes()); err != nil {
 		return nil, err
 	}
 	return Finalize(out, charts)

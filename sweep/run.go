@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"stormsim/internal/atomicfile"
 	"stormsim/results"
 )
 
@@ -58,7 +59,7 @@ func (p *Plan) Run(opt Options) (charts []string, err error) {
 			return nil, err
 		}
 	}
-	if err := results.WriteFile(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
+	if err := atomicfile.Write(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
 		return nil, err
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
