@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"stormsim/internal/outdir/outdirtest"
 )
 
 // checkChartFiles checks that dir holds each chart as a decodable PNG
@@ -189,5 +191,68 @@ func TestNewCommandsHaveHelp(t *testing.T) {
 		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "Usage: stormsim "+c+" ") {
 			t.Errorf("help %s: exit %d, stdout %q, stderr %q", c, code, stdout, stderr)
 		}
+	}
+}
+
+// TestOutputDirIsCheckedBeforeTheRun pins that a directory that cannot be
+// written is refused before anything runs (exit 2, nothing on stdout),
+// not found after the run with the results lost.
+func TestOutputDirIsCheckedBeforeTheRun(t *testing.T) {
+	ro := outdirtest.UnwritableDir(t)
+	for _, cmd := range [][]string{
+		{"run", "-c", ownConfigs[0], "-o", ro},
+		{"run", "-c", ownConfigs[0], "-o", filepath.Join(ro, "new")},
+	} {
+		code, stdout, stderr := stormsim(cmd...)
+		if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, "stormsim run: -o "+cmd[4]+": cannot ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 before running", cmd, code, stdout, stderr)
+		}
+	}
+}
+
+// TestRerunIntoADirectoryRemovesStaleFiles pins that run and plot remove
+// what an earlier run of theirs wrote into -o DIR and this one did not
+// (charts of a model now off, charts after --charts=false), and nothing
+// else.
+func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	names := func() string {
+		entries, _ := os.ReadDir(dir)
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return strings.Join(out, " ")
+	}
+	if code, _, stderr := stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := names(); !strings.Contains(got, "reclaim.png") || !strings.Contains(got, "database.svg") {
+		t.Fatalf("the lab run drew no model charts: %s", got)
+	}
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	core := "attempts.png attempts.svg connected.png connected.svg notes.txt result.json work-vs-time.png work-vs-time.svg"
+	if got := names(); got != core {
+		t.Errorf("after a run without models:\n got %s\nwant %s", got, core)
+	}
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := names(); got != "notes.txt result.json" {
+		t.Errorf("after --charts=false: %s", got)
+	}
+	lab := filepath.Join(t.TempDir(), "lab")
+	stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", lab, "--charts=false")
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(lab, ResultFile)); code != ExitOK {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(dir, ResultFile)); code != ExitOK {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if got := names(); got != core {
+		t.Errorf("after plot of a result without models:\n got %s\nwant %s", got, core)
 	}
 }

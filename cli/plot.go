@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"stormsim/check"
+	"stormsim/internal/outdir"
 	"stormsim/plots"
 )
 
@@ -66,11 +66,16 @@ func plot(e *env, args []string) error {
 		}
 		labelled[label] = i
 	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return usageErrorf("stormsim plot: -o %s: %v", *outDir, err)
-	}
-	written, err := plots.Overlay(*outDir, runs, plots.Options{})
+	dir, err := outdir.Prepare(*outDir)
 	if err != nil {
+		return badInput(fmt.Errorf("stormsim plot: %w", err))
+	}
+	written, err := plots.Overlay(dir.Path, runs, plots.Options{})
+	if err != nil {
+		dir.Abandon()
+		return err
+	}
+	if err := dir.RemoveStale(plots.FileNames(plots.ChartNames...), written); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(e.stdout, "wrote %d chart files into %s\n", len(written), *outDir)

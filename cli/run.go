@@ -2,9 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
+	"stormsim/internal/outdir"
 	"stormsim/plots"
 	"stormsim/results"
 )
@@ -48,36 +49,59 @@ func run(e *env, args []string) error {
 	if _, err := results.SelectPolicies(s, sf.policies); err != nil {
 		return badInput(err)
 	}
+	// The directory is checked before the run, so that a long run is not
+	// lost to a directory it cannot write.
+	var dir *outdir.Dir
 	if *outDir != "" {
-		if err := os.MkdirAll(*outDir, 0o755); err != nil {
-			return usageErrorf("stormsim run: -o %s: %v", *outDir, err)
+		if dir, err = outdir.Prepare(*outDir); err != nil {
+			return badInput(fmt.Errorf("stormsim run: %w", err))
 		}
 	}
 	doc, err := results.BuildParallel(s, sf.policies, rf.workers)
 	if err != nil {
+		dir.Abandon()
 		return err
 	}
-	if *outDir != "" {
-		path := filepath.Join(*outDir, ResultFile)
-		if err := doc.WriteJSON(path); err != nil {
-			return fmt.Errorf("stormsim run: writing %s: %w", path, err)
-		}
-		if *charts {
-			if _, err := plots.Write(*outDir, chartRun(doc, s), plots.Options{}); err != nil {
-				return fmt.Errorf("stormsim run: %w", err)
-			}
+	// Standard output first: what ran is shown even if writing files fails.
+	if err := writeRun(e.stdout, doc, *format); err != nil {
+		return err
+	}
+	if dir == nil {
+		return nil
+	}
+	path := filepath.Join(dir.Path, ResultFile)
+	if err := doc.WriteJSON(path); err != nil {
+		dir.Abandon()
+		return fmt.Errorf("stormsim run: writing %s: %w", path, err)
+	}
+	written := []string{path}
+	if *charts {
+		paths, err := plots.Write(dir.Path, chartRun(doc, s), plots.Options{})
+		written = append(written, paths...)
+		if err != nil {
+			return fmt.Errorf("stormsim run: %w", err)
 		}
 	}
-	if *format == "json" {
+	return dir.RemoveStale(runFiles(), written)
+}
+
+// runFiles are the names of every file run -o may write.
+func runFiles() []string {
+	return append([]string{ResultFile}, plots.FileNames(plots.ChartNames...)...)
+}
+
+// writeRun prints doc as a table or as JSON.
+func writeRun(w io.Writer, doc *results.Document, format string) error {
+	if format == "json" {
 		data, err := doc.JSON()
 		if err != nil {
 			return err
 		}
-		_, err = e.stdout.Write(data)
+		_, err = w.Write(data)
 		return err
 	}
-	if err := doc.WriteTable(e.stdout); err != nil {
+	if err := doc.WriteTable(w); err != nil {
 		return err
 	}
-	return doc.WriteSummaryTable(e.stdout)
+	return doc.WriteSummaryTable(w)
 }

@@ -16,6 +16,22 @@ const (
 	DatabaseChart    = "database"     // database rows/s against budget (database model)
 )
 
+// ChartNames are the base names of every chart Write or Overlay may
+// write, whichever models a run has.
+var ChartNames = []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart}
+
+// FileNames are the file names charts with these base names are written
+// to with the default formats: NAME.png and NAME.svg.
+func FileNames(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		for _, f := range (Options{}).withDefaults().Formats {
+			out = append(out, n+"."+f)
+		}
+	}
+	return out
+}
+
 // Write draws every chart the run has data for into dir (which must
 // exist) and returns the paths written, in the order of the constants
 // above.
