@@ -9,6 +9,7 @@ import (
 
 	"stormsim/check"
 	"stormsim/config"
+	"stormsim/internal/budget"
 	"stormsim/results"
 	"stormsim/sim"
 	"stormsim/sweep"
@@ -43,6 +44,7 @@ type checkTarget struct {
 	checks   []check.Check // expanded to one per policy
 	baseline string        // baseline file, "" for none
 	base     *results.Document
+	estimate budget.Estimate
 }
 
 func runCheck(e *env, args []string) error {
@@ -79,10 +81,14 @@ func runCheck(e *env, args []string) error {
 		}
 		flagChecks = append(flagChecks, c)
 	}
+	limits, err := rf.limits(cmd.name)
+	if err != nil {
+		return err
+	}
 	// Everything is validated before anything runs.
 	var targets []*checkTarget
 	for _, file := range cf.files {
-		t, err := cf.target(file, sf, rf, flagChecks)
+		t, err := cf.target(file, sf, rf, flagChecks, limits)
 		if err != nil {
 			return badInput(err)
 		}
@@ -101,7 +107,9 @@ func runCheck(e *env, args []string) error {
 			passed++
 			continue
 		}
+		stop := e.watchMemory(limits, t.estimate)
 		doc, err := results.BuildParallel(t.scenario, sf.policies, rf.workers)
+		stop()
 		if err != nil {
 			return err
 		}
@@ -161,7 +169,7 @@ func (cf *checkFlags) validate() (tolerance float64, err error) {
 
 // target loads and validates one file: the scenario with its overrides,
 // every check's metric name, and the baseline.
-func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChecks []check.Check) (*checkTarget, error) {
+func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChecks []check.Check, limits budget.Limits) (*checkTarget, error) {
 	t := &checkTarget{file: file}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -186,6 +194,10 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 	cat, err := results.NewCatalog(t.scenario, sf.policies)
 	if err != nil {
 		return nil, err
+	}
+	t.estimate = budget.Run(t.scenario, len(cat.Labels), limits, rf.workers)
+	if err := t.estimate.CheckRun(limits, t.scenario.Replications); err != nil {
+		return nil, rf.overBudget(err, doc)
 	}
 	var fileChecks []string
 	if t.scenario.Checks != nil {

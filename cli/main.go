@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"
 )
@@ -42,6 +45,25 @@ type command struct {
 // env is what a command may touch of the outside world.
 type env struct {
 	stdout, stderr io.Writer
+	// exit ends the process; nil (in tests) when the command must return
+	// instead. With it, commands that run storms watch their memory.
+	exit func(code int)
+}
+
+// watchMemory keeps the process under the memory budget while storms run
+// (see budget.Watch). When memory passes it anyway, the estimate that let
+// the run start was wrong: that is a bug, reported in one line with
+// ExitInternal rather than as the runtime's out-of-memory crash.
+func (e *env) watchMemory(limits budget.Limits, est budget.Estimate) (stop func()) {
+	if e.exit == nil {
+		return func() {}
+	}
+	return budget.Watch(limits.MemoryBytes, func(used int64) {
+		fmt.Fprintf(e.stderr, "stormsim: internal error: memory in use reached %s, over the budget of %s (%s), though the estimate before the run was %s; "+
+			"stopped here. Lower clients or replications, or raise %s\n",
+			human.Bytes(used), human.Bytes(limits.MemoryBytes), limits.MemoryFrom, human.Bytes(est.MemoryBytes), budget.MemoryFlag)
+		e.exit(ExitInternal)
+	})
 }
 
 var commands []command
@@ -86,13 +108,24 @@ func badInput(err error) error {
 // Main runs stormsim with args (without the program name) and returns the
 // exit code. It never panics: a panic is reported as an internal error.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	return main(&env{stdout: stdout, stderr: stderr}, args)
+}
+
+// MainProcess is Main for the stormsim process itself: it may also end the
+// process, with one line and ExitInternal, when memory passes the budget
+// while storms run.
+func MainProcess(args []string, stdout, stderr io.Writer) int {
+	return main(&env{stdout: stdout, stderr: stderr, exit: os.Exit}, args)
+}
+
+func main(e *env, args []string) (code int) {
+	stdout, stderr := e.stdout, e.stderr
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintln(stderr, oneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
 			code = ExitInternal
 		}
 	}()
-	e := &env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		writeUsage(stderr)
 		return ExitUsage

@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"stormsim/internal/budget"
 	"stormsim/internal/outdir"
 	"stormsim/plots"
 	"stormsim/results"
@@ -42,12 +43,21 @@ func run(e *env, args []string) error {
 		return err
 	}
 	sf.sets = rf.sets(sf.sets)
-	s, err := sf.load(cmd.name)
+	s, doc, err := sf.loadDocument(cmd.name)
 	if err != nil {
 		return err
 	}
-	if _, err := results.SelectPolicies(s, sf.policies); err != nil {
+	specs, err := results.SelectPolicies(s, sf.policies)
+	if err != nil {
 		return badInput(err)
+	}
+	limits, err := rf.limits(cmd.name)
+	if err != nil {
+		return err
+	}
+	est := budget.Run(s, len(specs), limits, rf.workers)
+	if err := est.CheckRun(limits, s.Replications); err != nil {
+		return rf.overBudget(err, doc)
 	}
 	// The directory is checked before the run, so that a long run is not
 	// lost to a directory it cannot write.
@@ -57,26 +67,27 @@ func run(e *env, args []string) error {
 			return badInput(fmt.Errorf("stormsim run: %w", err))
 		}
 	}
-	doc, err := results.BuildParallel(s, sf.policies, rf.workers)
+	defer e.watchMemory(limits, est)()
+	res, err := results.BuildParallel(s, sf.policies, rf.workers)
 	if err != nil {
 		dir.Abandon()
 		return err
 	}
 	// Standard output first: what ran is shown even if writing files fails.
-	if err := writeRun(e.stdout, doc, *format); err != nil {
+	if err := writeRun(e.stdout, res, *format); err != nil {
 		return err
 	}
 	if dir == nil {
 		return nil
 	}
 	path := filepath.Join(dir.Path, ResultFile)
-	if err := doc.WriteJSON(path); err != nil {
+	if err := res.WriteJSON(path); err != nil {
 		dir.Abandon()
 		return fmt.Errorf("stormsim run: writing %s: %w", path, err)
 	}
 	written := []string{path}
 	if *charts {
-		paths, err := plots.Write(dir.Path, chartRun(doc, s), plots.Options{})
+		paths, err := plots.Write(dir.Path, chartRun(res, s), plots.Options{})
 		written = append(written, paths...)
 		if err != nil {
 			return fmt.Errorf("stormsim run: %w", err)

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"stormsim/config"
+	"stormsim/internal/budget"
 )
 
 // runFlags are the flags that say how many storms to run and on how many
@@ -12,6 +16,7 @@ import (
 type runFlags struct {
 	replications int
 	workers      int
+	maxMemory    string
 	fs           *pflag.FlagSet
 }
 
@@ -19,6 +24,35 @@ func (f *runFlags) add(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.IntVar(&f.replications, "replications", 0, "run `R` seeds (seed, seed+1, ...) per policy and report mean, std, quantiles and 95% CI; default the config's replications")
 	fs.IntVar(&f.workers, "workers", 0, "run `N` storms at once; default the number of CPUs (results do not depend on it)")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse up front what would need more than `SIZE` of memory, e.g. 8GiB; default half of this machine's memory")
+}
+
+// limits are the machine's limits, with the memory budget of
+// --max-memory.
+func (f *runFlags) limits(cmd string) (budget.Limits, error) {
+	l := budget.Machine()
+	if f.maxMemory == "" {
+		return l, nil
+	}
+	n, err := budget.ParseSize(f.maxMemory)
+	if err != nil {
+		return l, usageErrorf("stormsim %s: %s: %v", cmd, budget.MemoryFlag, err)
+	}
+	return l.WithMemory(n), nil
+}
+
+// overBudget turns a budget refusal into a config error located at the
+// key to change (or at --replications when that flag set it).
+func (f *runFlags) overBudget(err error, doc *config.Document) error {
+	var oe *budget.OverError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	where := doc.Where(oe.Key)
+	if oe.Key == "replications" && f.fs.Changed("replications") {
+		where = "--replications " + strconv.Itoa(f.replications)
+	}
+	return badInput(&config.Error{Where: where, Path: oe.Key, Problem: oe.Message})
 }
 
 // check validates the flags for command cmd. Left out, each has its

@@ -24,9 +24,20 @@ func (f *scenarioFlags) add(fs *pflag.FlagSet) {
 
 // load reads and resolves the scenario; every failure is bad input.
 func (f *scenarioFlags) load(cmd string) (*sim.Scenario, error) {
+	s, _, err := f.loadDocument(cmd)
+	return s, err
+}
+
+// loadDocument is load that also returns the document, which locates keys
+// for errors found later.
+func (f *scenarioFlags) loadDocument(cmd string) (*sim.Scenario, *config.Document, error) {
 	if f.configPath == "" {
-		return nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
+		return nil, nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
 	}
-	s, err := config.Load(f.configPath, f.sets)
-	return s, badInput(err)
+	doc, err := config.LoadDocument(f.configPath, f.sets)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	s, err := doc.Scenario()
+	return s, doc, badInput(err)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"stormsim/config"
+	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"
@@ -14,7 +15,7 @@ func init() {
 	register(command{
 		name:    "validate",
 		summary: "check a config (and its overrides) without running it",
-		usage:   "-c FILE [--set path=value]... [--policy label]...",
+		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
 		run:     validate,
 	})
 }
@@ -24,10 +25,16 @@ func validate(e *env, args []string) error {
 	fs := flagSet(cmd.name)
 	var sf scenarioFlags
 	sf.add(fs)
+	var rf runFlags
+	rf.add(fs)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
-	s, err := sf.load(cmd.name)
+	if err := rf.check(cmd.name); err != nil {
+		return err
+	}
+	sf.sets = rf.sets(sf.sets)
+	s, doc, err := sf.loadDocument(cmd.name)
 	if err != nil {
 		return err
 	}
@@ -35,11 +42,20 @@ func validate(e *env, args []string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	limits, err := rf.limits(cmd.name)
+	if err != nil {
+		return err
+	}
+	est := budget.Run(s, len(specs), limits, rf.workers)
+	if err := est.CheckRun(limits, s.Replications); err != nil {
+		return rf.overBudget(err, doc)
+	}
 	labels := make([]string, len(specs))
 	for i, p := range specs {
 		labels[i] = safetext.Terminal(p.Label)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n",
-		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), config.Hash(s))
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n  estimate: %s\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), config.Hash(s),
+		est.Summary(limits))
 	return err
 }

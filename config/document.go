@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"reflect"
 	"strings"
 
@@ -27,15 +25,31 @@ type Document struct {
 // Load reads the config file at path, applies the --set overrides in order
 // and returns the resolved scenario. Every error is a one-line *Error.
 func Load(path string, sets []string) (*sim.Scenario, error) {
-	data, err := os.ReadFile(path)
+	doc, err := LoadDocument(path, sets)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &Error{Where: path, Problem: "cannot read config: " + err.Error()}
+		return nil, err
 	}
-	return Parse(path, data, sets)
+	return doc.Scenario()
+}
+
+// LoadDocument reads the config file at path and applies the --set
+// overrides in order; the document can then locate keys (Where) for
+// errors found after decoding. Every error is a one-line *Error.
+func LoadDocument(path string, sets []string) (*Document, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := ParseDocument(path, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range sets {
+		if err := doc.SetArg(set); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
 }
 
 // Parse is Load for a config already in memory; name is the file name

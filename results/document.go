@@ -93,17 +93,22 @@ func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Docume
 		return nil, err
 	}
 	reps := max(1, s.Replications)
-	runs := make([]sim.Result, len(specs)*reps) // index rep*len(specs) + policy
-	metrics := make([][]Metric, len(runs))
-	err = ForEach(len(runs), workers, func(i int) error {
+	first := make([]sim.Result, len(specs)) // only the first replication keeps its series
+	runs := make([]*Runs, len(specs))
+	for p := range runs {
+		runs[p] = NewRuns(reps)
+	}
+	err = ForEach(len(specs)*reps, workers, func(i int) error {
 		rep, p := i/len(specs), i%len(specs)
 		r, err := RunOne(s, specs[p], s.Seed+uint64(rep))
 		if err != nil {
 			return err
 		}
-		metrics[i] = ResultMetrics(&r)
+		if reps > 1 {
+			runs[p].Add(rep, ResultMetrics(&r))
+		}
 		if rep == 0 {
-			runs[i] = r // only the first replication keeps its series
+			first[p] = r
 		}
 		return nil
 	})
@@ -111,7 +116,7 @@ func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Docume
 		return nil, err
 	}
 	doc := New(s)
-	doc.Results = append(doc.Results, runs[:len(specs)]...)
+	doc.Results = append(doc.Results, first...)
 	if reps < 2 {
 		return doc, nil
 	}
@@ -120,11 +125,7 @@ func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Docume
 		doc.Replications.Seeds = append(doc.Replications.Seeds, s.Seed+uint64(rep))
 	}
 	for p, spec := range specs {
-		perRun := make([][]Metric, reps)
-		for rep := range reps {
-			perRun[rep] = metrics[rep*len(specs)+p]
-		}
-		doc.Summary = append(doc.Summary, SummarizeRuns(spec.Label, perRun))
+		doc.Summary = append(doc.Summary, runs[p].Summary(spec.Label))
 	}
 	return doc, nil
 }

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBeyondTheMemoryBudgetIsRefusedUpFront pins that a config asking for
+// more memory than the budget is refused by validate, run and check before
+// anything runs: exit 2, one line at the key to change, with the estimate.
+func TestBeyondTheMemoryBudgetIsRefusedUpFront(t *testing.T) {
+	cfg := ownConfigs[0] // 2 policies
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"two billion clients", []string{"--set", "clients=2e9"},
+			"--set clients=2e9: clients: 2,000,000,000 clients need about 119 GiB of memory (2 storms at once, 59.6 GiB each), over the budget of 4.00 GiB (set by --max-memory): lower clients, or run fewer storms at once (--workers; 2 now)\n"},
+		{"one storm at a time still too many", []string{"--set", "clients=2e9", "--workers", "1"},
+			"--set clients=2e9: clients: 2,000,000,000 clients need about 59.7 GiB of memory (1 storm at once, 59.6 GiB each), over the budget of 4.00 GiB (set by --max-memory): lower clients\n"},
+		{"a billion replications in the config", []string{"--set", "replications=1000000000"},
+			"--set replications=1000000000: replications: 1,000,000,000 replications (2,000,000,000 storms) keep about "},
+		{"ten million replications by flag", []string{"--replications", "10000000"},
+			"--replications 10000000: replications: 10,000,000 replications (20,000,000 storms) keep about "},
+	}
+	for _, tt := range tests {
+		for _, cmd := range []string{"validate", "run", "check"} {
+			t.Run(tt.name+"/"+cmd, func(t *testing.T) {
+				args := append([]string{cmd, "-c", cfg, "--max-memory", "4GiB"}, tt.args...)
+				if cmd == "check" {
+					args = append(args, "--check", "attempts > 0")
+				}
+				code, stdout, stderr := stormsim(args...)
+				if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+					t.Errorf("exit %d, stdout %q, stderr\n %q\nwant exit 2 and\n %q", code, stdout, stderr, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestValidatePrintsTheEstimate(t *testing.T) {
+	code, stdout, stderr := stormsim("validate", "-c", ownConfigs[0], "--max-memory", "4GiB", "--workers", "2")
+	lines := strings.Split(stdout, "\n")
+	if code != ExitOK || stderr != "" || len(lines) != 3 ||
+		!strings.HasPrefix(lines[1], "  estimate: 2 storms of up to 1,000 clients: about ") || !strings.Contains(lines[1], " of memory (budget 4.00 GiB), at least ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
