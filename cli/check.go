@@ -10,6 +10,7 @@ import (
 	"stormsim/check"
 	"stormsim/config"
 	"stormsim/internal/budget"
+	"stormsim/internal/human"
 	"stormsim/results"
 	"stormsim/sim"
 	"stormsim/sweep"
@@ -103,8 +104,13 @@ func runCheck(e *env, args []string) error {
 	passed, failed := 0, 0
 	for _, t := range targets {
 		if t.plan != nil {
-			fmt.Fprintf(e.stdout, "PASS %s: sweep of %d points x %d replications, every point valid (not run)\n", t.file, len(t.plan.Points), t.plan.Replications)
-			passed++
+			if line, ok := probeSweep(t, rf); ok {
+				fmt.Fprintln(e.stdout, "PASS "+line)
+				passed++
+			} else {
+				fmt.Fprintln(e.stdout, "FAIL "+line)
+				failed++
+			}
 			continue
 		}
 		stop := e.watchMemory(limits, t.estimate)
@@ -235,6 +241,21 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 		}
 	}
 	return t, nil
+}
+
+// probeSweep runs a sweep file's corner points (each axis at its first
+// and last value) with at most 2 replications, and reports whether every
+// charted metric has a value at each: a sweep is tested without running
+// its whole grid.
+func probeSweep(t *checkTarget, rf runFlags) (line string, ok bool) {
+	corners := t.plan.Corners()
+	reps := min(t.plan.Replications, 2)
+	head := fmt.Sprintf("%s: sweep of %s points x %d replications, every point valid; its %d corner points run with %d replication%s",
+		t.file, human.Count(int64(t.plan.Size)), t.plan.Replications, len(corners), reps, plural(reps, "", "s"))
+	if err := t.plan.Probe(corners, reps, rf.workers); err != nil {
+		return head + ": " + err.Error(), false
+	}
+	return head + ", every metric has data", true
 }
 
 // add validates c's metric against the catalog and adds it, once per

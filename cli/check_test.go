@@ -144,9 +144,20 @@ func TestCheckBaselineDrift(t *testing.T) {
 	}
 }
 
-func TestCheckSweepFileIsValidatedNotRun(t *testing.T) {
+// TestCheckRunsASweepsCorners pins that check runs a sweep file on a
+// small grid, its corners, and fails when a charted metric has no value
+// at one of them.
+func TestCheckRunsASweepsCorners(t *testing.T) {
 	code, stdout, stderr := stormsim("check", "../configs/sweep-backoff.yaml")
-	if code != ExitOK || stdout != "PASS ../configs/sweep-backoff.yaml: sweep of 90 points x 5 replications, every point valid (not run)\n" {
+	if code != ExitOK || stdout != "PASS ../configs/sweep-backoff.yaml: sweep of 90 points x 5 replications, every point valid; its 8 corner points run with 2 replications, every metric has data\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The lease is off at the first value of the axis: the reclaim has no
+	// value at the corners there.
+	yaml := strings.Replace(smallSweep, "  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  lease: [null, {duration: 1s}]\n", 1)
+	toggled := writeConfig(t, strings.Replace(yaml, "metrics: [convergence_ms]", "metrics: [convergence_ms, reclaim.reclaim_ms]", 1))
+	code, stdout, stderr = stormsim("check", toggled)
+	if code != ExitCheckFailed || !strings.HasPrefix(stdout, "FAIL "+toggled+": sweep of 4 points x 2 replications, every point valid; its 4 corner points run with 2 replications: sweep point 0 (policies[0].base=25ms lease=null): metric reclaim.reclaim_ms has no value for policy full\n") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -31,8 +31,10 @@ type SweepFile struct {
 	Base         *Document // the scenario every point starts from
 	BaseFile     string    // the base file as opened; "" for an inline scenario
 	Replications int       // 0 means the scenario's own
-	Axes         []SweepAxis
-	Metrics      []Located
+	// ReplicationsWhere is FILE:LINE of replications:, "" without one.
+	ReplicationsWhere string
+	Axes              []SweepAxis
+	Metrics           []Located
 }
 
 // SweepAxis is one axis: a config key path and either a list of values or
@@ -113,6 +115,7 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 				return d.fail(v, v, key, "must be >= 1")
 			}
 			f.Replications = n
+			f.ReplicationsWhere = doc.where(k)
 		case "axes":
 			axesNode = v
 		case "metrics":

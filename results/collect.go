@@ -75,3 +75,46 @@ func (c *Runs) Summary(policy string) Summary {
 	}
 	return SummarizeRuns(policy, runs)
 }
+
+// Table returns the runs as a table: names, the metrics every run has in
+// the order of the first replication's, and values[replication][metric].
+func (c *Runs) Table() (names []string, values [][]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.odd) == 0 {
+		return c.names, c.values
+	}
+	named := func(r int) []Metric {
+		if ms, ok := c.odd[r]; ok {
+			return ms
+		}
+		ms := make([]Metric, len(c.names))
+		for i, x := range c.values[r] {
+			ms[i] = Metric{Name: c.names[i], Value: x}
+		}
+		return ms
+	}
+	count := map[string]int{}
+	for r := range c.values {
+		for _, m := range named(r) {
+			count[m.Name]++
+		}
+	}
+	for _, m := range named(0) {
+		if count[m.Name] == len(c.values) {
+			names = append(names, m.Name)
+		}
+	}
+	values = make([][]float64, len(c.values))
+	for r := range c.values {
+		byName := map[string]float64{}
+		for _, m := range named(r) {
+			byName[m.Name] = m.Value
+		}
+		values[r] = make([]float64, len(names))
+		for i, n := range names {
+			values[r][i] = byName[n]
+		}
+	}
+	return names, values
+}

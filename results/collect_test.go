@@ -36,6 +36,19 @@ func TestRunsSummarizesAsSummarizeRuns(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got\n%+v\nwant\n%+v", got, want)
 			}
+			// The table summarises to the same.
+			names, values := c.Table()
+			fromTable := Summary{Policy: "p", Metrics: MetricStats{}}
+			for i, name := range names {
+				var column []float64
+				for _, v := range values {
+					column = append(column, v[i])
+				}
+				fromTable.Metrics = append(fromTable.Metrics, Summarize(name, column))
+			}
+			if !reflect.DeepEqual(fromTable, want) {
+				t.Errorf("from the table\n%+v\nwant\n%+v", fromTable, want)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -153,4 +154,37 @@ func TimeUnit(field string) string {
 		}
 	}
 	return ""
+}
+
+// sectionModels names, for each result section that a model produces,
+// the scenario keys that turn it on (any of them).
+var sectionModels = map[string][]string{
+	"detection": {"detection"},
+	"reclaim":   {"lease"},
+	"drain":     {"then_drain", "failure"},
+	"database":  {"database"},
+	"gateways":  {"gateways"},
+}
+
+// ModelKeys are the scenario keys of the models that produce field's
+// section ("reclaim.reclaim_ms" needs lease:); nil for a field every run
+// has.
+func ModelKeys(field string) []string {
+	section, _, _ := strings.Cut(Pattern(field), ".")
+	return sectionModels[strings.TrimSuffix(section, "[]")]
+}
+
+// ModelsOn lists the top-level scenario keys of s whose optional section
+// is set (a model that is on): "lease", "network", ...
+func ModelsOn(s *sim.Scenario) []string {
+	var on []string
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Type.Kind() == reflect.Pointer && key != "" && !v.Field(i).IsNil() {
+			on = append(on, key)
+		}
+	}
+	return on
 }

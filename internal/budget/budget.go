@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,11 @@ const (
 	// JSONValueBytes is one metric value of one run in a result document
 	// ("1234.5678901234, ").
 	JSONValueBytes = 20
+	// TextValueBytes is one value in a sweep's line or CSV cell, on
+	// average: counts are short, times have a few decimals ("219.979471,").
+	TextValueBytes = 12
+	// NameBytes is one metric name in a sweep's line.
+	NameBytes = 24
 	// CoreAttemptsPerSecond and ModelAttemptsPerSecond are the engine's
 	// speed on one core (20-28 M and 3.7-4.2 M measured); lower bounds on
 	// time use the faster figure that applies.
@@ -207,14 +213,23 @@ func MinTime(attempts int64, withModels bool, cores int) time.Duration {
 }
 
 // MetricsPerResult bounds the metrics one result of s has: every numeric
-// field of a result, with the per-gateway ones once per gateway.
+// field of a result that its models produce, the per-gateway ones once
+// per gateway.
 func MetricsPerResult(s *sim.Scenario) int {
 	gateways := 0
 	if s.Gateways != nil {
 		gateways = s.Gateways.Count
 	}
+	on := map[string]bool{}
+	for _, k := range results.ModelsOn(s) {
+		on[k] = true
+	}
 	n := 0
 	for _, name := range results.ResultFieldNames() {
+		keys := results.ModelKeys(name)
+		if keys != nil && !slices.ContainsFunc(keys, func(k string) bool { return on[k] }) {
+			continue
+		}
 		if strings.Contains(name, "[]") {
 			n += gateways
 		} else {

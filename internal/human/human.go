@@ -69,9 +69,24 @@ func Millis(ms float64) string {
 	return fmt.Sprintf("%s%sd %dh", sign, Fixed(days, 0), int64(hours-days*24))
 }
 
-// Duration formats a wall-clock duration the way Millis formats a
-// simulated time.
-func Duration(d time.Duration) string { return Millis(float64(d) / float64(time.Millisecond)) }
+// Duration formats a wall-clock duration to the second, for progress and
+// estimates: "<1s", "12s", "4m05s", "2h03m", "3d 4h" (days from 100 h).
+func Duration(d time.Duration) string {
+	s := int64(math.Round(d.Seconds()))
+	switch {
+	case d < time.Second:
+		return "<1s"
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 100*3600:
+		m := (s + 30) / 60
+		return fmt.Sprintf("%dh%02dm", m/60, m%60)
+	}
+	h := (s + 1800) / 3600
+	return fmt.Sprintf("%sd %dh", Count(h/24), h%24)
+}
 
 // Bytes formats a size in bytes with binary prefixes and three
 // significant digits: "812 B", "21.4 KiB", "1.50 GiB".

@@ -60,8 +60,20 @@ func TestMillis(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	if got := Duration(1500 * time.Millisecond); got != "1.5s" {
-		t.Errorf("Duration(1.5s) = %s", got)
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "<1s"}, {999 * time.Millisecond, "<1s"}, {1500 * time.Millisecond, "2s"}, {59 * time.Second, "59s"},
+		{65 * time.Second, "1m05s"}, {3599 * time.Second, "59m59s"}, {3600 * time.Second, "1h00m"},
+		{2*time.Hour + 3*time.Minute + 29*time.Second, "2h03m"}, {2*time.Hour + 3*time.Minute + 30*time.Second, "2h04m"},
+		// 100 h = 4 d 4 h; 10,000 d 5 h.
+		{100 * time.Hour, "4d 4h"}, {(10_000*24 + 5) * time.Hour, "10,000d 5h"},
+	}
+	for _, tt := range tests {
+		if got := Duration(tt.d); got != tt.want {
+			t.Errorf("Duration(%v) = %s, want %s", tt.d, got, tt.want)
+		}
 	}
 }
 

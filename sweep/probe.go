@@ -1,0 +1,83 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"stormsim/policies"
+	"stormsim/results"
+)
+
+// Corners are the indexes of the grid's corner points, in grid order:
+// every axis at its first and at its last value (2^axes points, fewer when
+// an axis has one value).
+func (p *Plan) Corners() []int {
+	indexes := []int{0}
+	for _, ax := range p.Axes {
+		n := len(ax.Values)
+		var next []int
+		for _, i := range indexes {
+			next = append(next, i*n)
+			if n > 1 {
+				next = append(next, i*n+n-1)
+			}
+		}
+		indexes = next
+	}
+	slices.Sort(indexes)
+	return indexes
+}
+
+// Probe runs the points at indexes with replications runs per policy (0:
+// each point's own), in memory, on workers goroutines (0: every CPU), and
+// fails when a charted metric has no value at one of them: a sweep that
+// would chart nothing there. It is how a sweep file is tested without
+// running its whole grid.
+func (p *Plan) Probe(indexes []int, replications, workers int) error {
+	if err := p.Check(nil); err != nil {
+		return err
+	}
+	for _, i := range indexes {
+		pt, err := p.Point(i)
+		if err != nil {
+			return err
+		}
+		s := *pt.Scenario
+		if replications > 0 {
+			s.Replications = replications
+		}
+		pt.Scenario = &s
+		pr := &pointRun{pt: pt, runs: make([]*results.Runs, len(s.Policies))}
+		for pol := range pr.runs {
+			pr.runs[pol] = results.NewRuns(s.Replications)
+		}
+		err = results.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
+			rep, pol := j/len(s.Policies), j%len(s.Policies)
+			r, err := runStorm(&s, pol, s.Seed+uint64(rep))
+			if err != nil {
+				return fmt.Errorf("sweep point %d (%s): %w", i, pt.ID, err)
+			}
+			pr.runs[pol].Add(rep, results.ResultMetrics(&r))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		rec := p.record(pr)
+		sums := rec.Summaries()
+		m := p.Manifest()
+		m.Replications = s.Replications
+		for _, c := range chartJobs(m) {
+			for _, label := range c.labels {
+				if !slices.ContainsFunc(s.Policies, func(x policies.Spec) bool { return x.Label == label }) {
+					continue // the policy is not at this point
+				}
+				if v, _, _ := valueAt(sums, s.Replications, seriesKey{label, c.ref.Field, c.stat}); math.IsNaN(v) {
+					return fmt.Errorf("sweep point %d (%s): metric %s has no value for policy %s", i, pt.ID, c.ref, label)
+				}
+			}
+		}
+	}
+	return nil
+}
