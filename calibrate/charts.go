@@ -106,7 +106,8 @@ func simPlotRun(s *sim.Scenario, p plan, sm Simulation, withReclaim bool) plots.
 	var attempts, convergence, p99, reclaims []float64
 	for _, r := range sm.results {
 		attempts = append(attempts, float64(r.Attempts))
-		convergence = append(convergence, r.ConvergenceMs)
+		c, _ := r.Convergence()
+		convergence = append(convergence, c)
 		p99 = append(p99, r.ConnectMs.P99)
 		if r.Reclaim != nil {
 			reclaims = append(reclaims, r.Reclaim.ReclaimMs)

@@ -59,7 +59,7 @@ var metricDefs = []metricDef{
 		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P90) }},
 	{"convergence_ms", "ms", ConvergenceTolerance,
 		func(r *RealRun) (float64, bool) { return always(r.Crash.ConvergenceMs) },
-		func(s *sim.Result) (float64, bool) { return always(s.ConvergenceMs) }},
+		func(s *sim.Result) (float64, bool) { return s.Convergence() }},
 	{"reclaim_ms", "ms", 0,
 		func(r *RealRun) (float64, bool) { return always(r.ReclaimMs) },
 		func(s *sim.Result) (float64, bool) {

@@ -68,7 +68,8 @@ func TestCompareMetricsAgainstReplications(t *testing.T) {
 	real := []*RealRun{{Crash: storm.Summary{Attempts: 100, ConvergenceMs: 1000}}}
 	var reps []sim.Result
 	for _, a := range []int64{90, 100, 110, 120} {
-		reps = append(reps, sim.Result{Attempts: a, ConvergenceMs: 1300})
+		conv := 1300.0
+		reps = append(reps, sim.Result{Attempts: a, ConvergenceMs: &conv})
 	}
 	got := compareMetrics(real, reps)
 	find := func(name string) MetricComparison {

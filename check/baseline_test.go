@@ -17,21 +17,21 @@ func docWith(rs ...sim.Result) *results.Document {
 }
 
 func TestCompareDriftsBothWays(t *testing.T) {
-	base := docWith(sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: 1000, Abandoned: 0})
+	base := docWith(sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: msPtr(1000), Abandoned: 0})
 	tests := []struct {
 		name    string
 		current sim.Result
 		want    []string // drift lines
 	}{
-		{"within tolerance", sim.Result{Policy: "full", Attempts: 104, Accepted: 50, ConvergenceMs: 960}, nil},
-		{"exactly at tolerance", sim.Result{Policy: "full", Attempts: 105, Accepted: 50, ConvergenceMs: 950}, nil},
-		{"up", sim.Result{Policy: "full", Attempts: 106, Accepted: 50, ConvergenceMs: 1000},
+		{"within tolerance", sim.Result{Policy: "full", Attempts: 104, Accepted: 50, ConvergenceMs: msPtr(960)}, nil},
+		{"exactly at tolerance", sim.Result{Policy: "full", Attempts: 105, Accepted: 50, ConvergenceMs: msPtr(950)}, nil},
+		{"up", sim.Result{Policy: "full", Attempts: 106, Accepted: 50, ConvergenceMs: msPtr(1000)},
 			[]string{"results[full].attempts: 100 in the baseline, 106 now (+6.00%)"}},
-		{"down", sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: 900},
+		{"down", sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: msPtr(900)},
 			[]string{"results[full].convergence_ms: 1000 in the baseline, 900 now (-10.00%)"}},
-		{"from zero", sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: 1000, Abandoned: 1},
+		{"from zero", sim.Result{Policy: "full", Attempts: 100, Accepted: 50, ConvergenceMs: msPtr(1000), Abandoned: 1},
 			[]string{"results[full].abandoned: 0 in the baseline, 1 now (new non-zero value)"}},
-		{"policy gone", sim.Result{Policy: "other", Attempts: 100, Accepted: 50, ConvergenceMs: 1000}, nil},
+		{"policy gone", sim.Result{Policy: "other", Attempts: 100, Accepted: 50, ConvergenceMs: msPtr(1000)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,8 +57,8 @@ func TestCompareDriftsBothWays(t *testing.T) {
 }
 
 func TestCompareToleranceZeroIsExact(t *testing.T) {
-	base := docWith(sim.Result{Policy: "p", ConvergenceMs: 1000})
-	if c := Compare(base, docWith(sim.Result{Policy: "p", ConvergenceMs: 1000.000001}), 0); len(c.Drifts) != 1 {
+	base := docWith(sim.Result{Policy: "p", ConvergenceMs: msPtr(1000)})
+	if c := Compare(base, docWith(sim.Result{Policy: "p", ConvergenceMs: msPtr(1000.000001)}), 0); len(c.Drifts) != 1 {
 		t.Errorf("tolerance 0 missed a change: %+v", c)
 	}
 	if c := Compare(base, base, 0); len(c.Drifts) != 0 || len(c.New) != 0 || c.Compared == 0 {
@@ -139,3 +139,6 @@ func TestReadDocumentErrors(t *testing.T) {
 		}
 	}
 }
+
+// msPtr returns a pointer to a time in ms, for a result's convergence.
+func msPtr(v float64) *float64 { return &v }

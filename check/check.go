@@ -12,7 +12,10 @@
 // decimal number. UNIT is optional: a duration unit (ns, us, ms, s, m, h,
 // or a Go duration such as 1m30s) is converted to the metric's own time
 // unit, which its name says (_ms milliseconds, _seconds seconds); % divides
-// by 100. A metric the run has no data for (its model is off) fails.
+// by 100; true and false are 1 and 0, for the yes-or-no metrics
+// (results[full].converged == true, metastable == false). A metric the run
+// has no data for (its model is off, or, for convergence_ms, the storm did
+// not converge) fails.
 package check
 
 import (
@@ -70,6 +73,12 @@ func parseBound(s string, m results.MetricRef) (float64, error) {
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		return f, finite(f, s)
+	}
+	switch s { // for the metrics that are yes or no (converged, metastable)
+	case "true":
+		return 1, nil
+	case "false":
+		return 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -130,6 +139,7 @@ type Outcome struct {
 	Check    Check
 	Observed float64
 	HasData  bool
+	Why      string // without data: why, when it is known
 }
 
 // Pass reports whether the check held; no data is a failure.
@@ -143,6 +153,9 @@ func (o Outcome) String() string {
 	}
 	c := o.Check
 	line := fmt.Sprintf("%s %s %s %s", verdict, c.Metric, c.Op, formatNumber(c.Bound))
+	if !o.HasData && o.Why != "" {
+		return line + ": no data (" + o.Why + ")"
+	}
 	if !o.HasData {
 		return line + ": no data (is the model that produces it turned on?)"
 	}
@@ -152,7 +165,38 @@ func (o Outcome) String() string {
 // Eval evaluates c, whose metric names a policy, on doc.
 func (c Check) Eval(doc *results.Document) Outcome {
 	v, ok := Lookup(doc, c.Metric)
-	return Outcome{Check: c, Observed: v, HasData: ok}
+	o := Outcome{Check: c, Observed: v, HasData: ok}
+	if !ok {
+		o.Why = unconverged(doc, c.Metric.Policy)
+	}
+	return o
+}
+
+// unconverged says so when a policy's storm did not converge in every run,
+// which leaves its convergence time, and statistics over runs, undefined.
+func unconverged(doc *results.Document, policy string) string {
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Policy == policy && r.OutcomeResult != nil && !r.Converged {
+			return fmt.Sprintf("the storm did not converge by its horizon: outcome %s", r.Outcome)
+		}
+	}
+	for _, s := range doc.Summary {
+		if c, ok := s.Metrics.Lookup("converged"); s.Policy == policy && ok && c.Min < 1 {
+			return fmt.Sprintf("the storm did not converge in %d of %d runs", countBelow(c.Runs, 1), len(c.Runs))
+		}
+	}
+	return ""
+}
+
+func countBelow(runs []float64, v float64) int {
+	n := 0
+	for _, r := range runs {
+		if r < v {
+			n++
+		}
+	}
+	return n
 }
 
 // Lookup finds the value m names in doc: a field of the policy's result,

@@ -92,7 +92,7 @@ func mustParse(t *testing.T, text string) Check {
 func TestEval(t *testing.T) {
 	doc := build(t)
 	full := doc.Results[1]
-	conv := formatNumber(full.ConvergenceMs)
+	conv := formatNumber(*full.ConvergenceMs)
 	tests := []struct{ check, want string }{
 		{"results[full].convergence_ms < 1e9", "PASS results[full].convergence_ms < 1000000000: observed " + conv},
 		{"results[full].convergence_ms > 1e9", "FAIL results[full].convergence_ms > 1000000000: observed " + conv},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math"
+	"time"
 
 	"stormsim/config"
 	"stormsim/plots"
@@ -16,10 +17,21 @@ import (
 // convergence time, and the reclaim histogram every replication's reclaim.
 func chartRun(doc *results.Document, s *sim.Scenario) plots.Run {
 	capacity := math.Inf(1)
-	if s != nil {
-		capacity = s.Admission.New().WindowBound(s.Metrics.Window)
+	window := time.Duration(0) // the results' window: the metrics window, or coarser on a long run
+	if len(doc.Results) > 0 {
+		window = time.Duration(doc.Results[0].WindowMs * float64(time.Millisecond))
+	}
+	if s != nil && window > 0 {
+		capacity = s.Admission.New().WindowBound(window)
 	}
 	run := plots.FromResults(doc.Name, doc.Seed, doc.Results, capacity)
+	if s != nil && s.Capacity != nil {
+		survivors := 1
+		if s.Gateways != nil {
+			survivors = s.Gateways.Count - 1
+		}
+		run.ClaimCapacityPerWindow = s.Capacity.AdmitPerS * float64(survivors) * window.Seconds()
+	}
 	for i := range run.Policies {
 		p := &run.Policies[i]
 		for _, sum := range doc.Summary {

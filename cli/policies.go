@@ -31,7 +31,8 @@ func listPolicies(e *env, args []string) error {
 func writePolicies(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("Backoff policies. n is the number of earlier failures; every policy also takes\n")
-	b.WriteString("label, max_attempts, honor_retry_after and min_delay_after_reject.\n")
+	b.WriteString("label, max_attempts, honor_retry_after, min_delay_after_reject and timeout\n")
+	b.WriteString("(the handshake timeout; 0, the default, waits for every answer).\n")
 	width := 0
 	for _, k := range policies.Kinds {
 		width = max(width, len(k.Name))
@@ -44,6 +45,13 @@ func writePolicies(w io.Writer) error {
 		}
 		if k.Source != "" {
 			fmt.Fprintf(&b, "%ssource: %s\n", indent, k.Source)
+		}
+		if k.TimeoutSource != "" {
+			timeout := "none"
+			if k.LibraryTimeout > 0 {
+				timeout = seconds(k.LibraryTimeout)
+			}
+			fmt.Fprintf(&b, "%slibrary's handshake timeout: %s (%s), listed, not applied\n", indent, timeout, k.TimeoutSource)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

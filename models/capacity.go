@@ -39,13 +39,39 @@ import (
 // sustained rate a backlog of requests it has received but not yet looked
 // at, apart from the slower claim work (measured by stormsim calibrate).
 // With a stall the first stage starts when the stall ends.
+//
+// Abandoned says what a gateway does when a handshake's turn comes (its
+// claim's turn, with decide: arrival) and its client has already given up
+// (the policy's timeout passed): serve it anyway, a wasted claim that
+// takes its token and its 1/admit_per_s, or skip it, which costs
+// 1/reject_per_s. MaxQueue sheds load: a handshake that arrives while
+// MaxQueue others wait for their turn is answered 503 with the admission's
+// Retry-After at once, at no cost.
 type CapacitySpec struct {
-	AdmitPerS  float64       `yaml:"admit_per_s"`  // admitted handshakes a gateway completes per second
-	RejectPerS float64       `yaml:"reject_per_s"` // rejections it answers per second; 0 = they cost nothing
-	Decide     string        `yaml:"decide"`       // when admission is decided: "turn" (default) or "arrival"
-	Stall      *Distribution `yaml:"stall"`        // time from the failure until a survivor decides anything; nil = none
-	DecidePerS float64       `yaml:"decide_per_s"` // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
+	AdmitPerS  float64       `yaml:"admit_per_s"`         // admitted handshakes a gateway completes per second
+	RejectPerS float64       `yaml:"reject_per_s"`        // rejections it answers per second; 0 = they cost nothing
+	Decide     string        `yaml:"decide"`              // when admission is decided: "turn" (default) or "arrival"
+	Stall      *Distribution `yaml:"stall"`               // time from the failure until a survivor decides anything; nil = none
+	DecidePerS float64       `yaml:"decide_per_s"`        // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
+	Abandoned  Abandoned     `yaml:"abandoned,omitempty"` // what to do with a handshake whose client has gone; "" = serve
+	MaxQueue   int           `yaml:"max_queue,omitempty"` // handshakes that may wait for their turn; 0 = unbounded
 }
+
+// Abandoned is what a gateway does with a handshake whose client has gone
+// by the time its turn comes (CapacitySpec.Abandoned).
+type Abandoned string
+
+const (
+	// AbandonedServe does the work anyway: a wasted claim (the default).
+	AbandonedServe Abandoned = "serve"
+	// AbandonedSkip notices the client has gone and drops the handshake,
+	// at the cost of a rejection (1/reject_per_s).
+	AbandonedSkip Abandoned = "skip"
+)
+
+// MaxQueueLimit bounds CapacitySpec.MaxQueue: a queue is never longer
+// than the clients, whose count fits 31 bits.
+const MaxQueueLimit = 1 << 31
 
 // When a gateway with a capacity decides admission (CapacitySpec.Decide).
 const (
@@ -72,6 +98,14 @@ func (c *CapacitySpec) Validate() error {
 	}
 	if c.DecidePerS > 0 && c.RejectPerS != 0 {
 		return &policies.ParamError{Key: "reject_per_s", Problem: "must be 0 with decide_per_s (a rejection costs its decision only)", Got: c.RejectPerS}
+	}
+	switch c.Abandoned {
+	case "", AbandonedServe, AbandonedSkip:
+	default:
+		return &policies.ParamError{Key: "abandoned", Problem: `must be "serve" or "skip"`, Got: c.Abandoned}
+	}
+	if c.MaxQueue < 0 || c.MaxQueue > MaxQueueLimit {
+		return &policies.ParamError{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
 	}
 	if c.Stall != nil {
 		if err := c.Stall.Validate(); err != nil {
@@ -154,6 +188,18 @@ func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duratio
 // before the stall ends: the queue starts free then). Calls must come in
 // arrival order; turns then never go backwards in time.
 func (q *HandshakeQueue) Start(arrival time.Duration) time.Duration { return max(arrival, q.free) }
+
+// Skip books a handshake dropped at its turn, which started at start
+// (CapacitySpec.Abandoned skip): it takes the gateway 1/reject_per_s. It
+// returns when the gateway is done with it.
+func (q *HandshakeQueue) Skip(start time.Duration) time.Duration {
+	q.free = start + q.reject
+	return q.free
+}
+
+// RejectTime is the time a rejection (or a skipped handshake) takes the
+// gateway, 1/reject_per_s.
+func (q *HandshakeQueue) RejectTime() time.Duration { return q.reject }
 
 // Finish books the handshake that started at start and returns when its
 // answer leaves the gateway.

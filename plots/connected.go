@@ -10,14 +10,19 @@ import (
 )
 
 // connectedFraction is the running sum of accepts over clients at the end
-// of each window.
+// of each window; with an outcome, of the useful claims (an accept whose
+// client had given up connects nobody).
 func connectedFraction(p *PolicySeries) []float64 {
 	if p.Clients <= 0 {
 		return nil
 	}
-	out := make([]float64, len(p.AcceptsPerWindow))
+	connects := p.AcceptsPerWindow
+	if p.GoodputPerWindow != nil {
+		connects = p.GoodputPerWindow
+	}
+	out := make([]float64, len(connects))
 	sum := 0.0
-	for i, v := range p.AcceptsPerWindow {
+	for i, v := range connects {
 		sum += v
 		out[i] = sum / float64(p.Clients)
 	}

@@ -34,6 +34,11 @@ type Run struct {
 	// DBBudgetRowsPerS is the database read budget in rows per second drawn
 	// on the database chart; 0 means none.
 	DBBudgetRowsPerS float64
+
+	// ClaimCapacityPerWindow is the most route claims the surviving
+	// gateways complete in one metrics window (capacity model), drawn on
+	// the goodput chart; 0 means none.
+	ClaimCapacityPerWindow float64
 }
 
 // PolicySeries is what one backoff policy did in a run: per-window counts
@@ -47,7 +52,7 @@ type PolicySeries struct {
 	AcceptsPerWindow  []float64 // handshakes admitted; their running sum over Clients is the connected fraction
 
 	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart
-	ConvergenceMs float64 // time of the last successful connect
+	ConvergenceMs float64 // time of the last successful connect; 0 when the storm did not converge
 
 	// StaleRoutesPerWindow is the number of stale routes at the end of each
 	// window (lease model), drawn over its window; nil when the model is off.
@@ -58,6 +63,13 @@ type PolicySeries struct {
 	// DBRowsPerS is the database read rate in rows per second in each
 	// window (database model); nil when the model is off.
 	DBRowsPerS []float64
+
+	// With an outcome (timeouts, a horizon): route claims done per window
+	// that connected a client, those wasted on clients that had given up,
+	// and the handshakes waiting at each window's end; nil otherwise.
+	GoodputPerWindow []float64
+	WastedPerWindow  []float64
+	QueuePerWindow   []float64
 
 	// Replicated is the spread over replications for the work-vs-time
 	// chart; nil for a single run, which then uses the totals above.
@@ -125,7 +137,12 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			AttemptsPerWindow: int64s(res.Series.Attempts),
 			AcceptsPerWindow:  int64s(res.Series.Accepts),
 			ConnectP99Ms:      res.ConnectMs.P99,
-			ConvergenceMs:     res.ConvergenceMs,
+		}
+		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
+		if res.Series.Goodput != nil {
+			p.GoodputPerWindow = int64s(res.Series.Goodput)
+			p.WastedPerWindow = int64s(res.Series.Wasted)
+			p.QueuePerWindow = int64s(res.Series.Queue)
 		}
 		if rc := res.Reclaim; rc != nil {
 			p.StaleRoutesPerWindow = int64s(rc.StaleRoutes)
@@ -188,6 +205,7 @@ func (r *Run) Validate() error {
 		}{
 			{"attempts", p.AttemptsPerWindow}, {"accepts", p.AcceptsPerWindow},
 			{"stale routes", p.StaleRoutesPerWindow}, {"db rows/s", p.DBRowsPerS},
+			{"goodput", p.GoodputPerWindow}, {"wasted", p.WastedPerWindow}, {"queue", p.QueuePerWindow},
 		} {
 			for j, v := range s.v {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {

@@ -50,6 +50,7 @@ var (
 	shadeColor     = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0x38}
 	capacityColor  = rgb(0x33, 0x33, 0x33)
 	missingCellRGB = rgb(0xD9, 0xD9, 0xD9)
+	notedCellRGB   = rgb(0xB2, 0x18, 0x2B) // a heat-map cell marked by a note (a storm that never ended)
 )
 
 // Font sizes in points.

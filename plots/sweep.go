@@ -30,6 +30,12 @@ type Sweep struct {
 	File    string // base name, written as File.png and File.svg
 	Caption string // e.g. "configs/sweep-lease.yaml, seed 1, 10 replications per point"
 	Metric  SweepMetric
+	// Notes, for a heat map, marks cells by what happened there rather
+	// than by the metric (grid[y][x] as the metric's grid; "" for none): a
+	// storm that never ended has no convergence time, and the map of where
+	// storms stop ending is the point of such a sweep. Noted cells are
+	// drawn in their own colour with the note written in them.
+	Notes [][]string
 }
 
 // SweepLine is one line of a one-axis sweep chart: the metric at each value

@@ -5,6 +5,8 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
+	"strings"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -30,14 +32,20 @@ func (s Sweep) WriteHeatMap(dir string, x, y SweepAxis, grid [][]float64, opt Op
 	s.Metric, factor = s.Metric.readable(grid...)
 	grid = scaledGrid(grid, factor)
 	hs := newHeatScale(grid)
-	f := &figure{caption: heatCaption(s.Caption, grid)}
+	if s.Notes != nil && len(s.Notes) != len(grid) {
+		return nil, fmt.Errorf("plots: %s: %d rows of notes for %d rows", s.File, len(s.Notes), len(grid))
+	}
+	f := &figure{caption: heatCaption(s.Caption, unnoted(grid, s.Notes))}
+	if note := notedCaption(s.Notes); note != "" {
+		f.caption += ". " + note
+	}
 	var flat []float64
 	for _, row := range grid {
 		flat = append(flat, row...)
 	}
 	cols := len(x.Values)
 	f.title = s.Metric.bestTitle(flat, func(i int) string { return x.at(i%cols) + ", " + y.at(i/cols) })
-	p := heatPanel(x, y, grid, hs, opt.withDefaults(), 1)
+	p := heatPanel(x, y, grid, s.Notes, hs, opt.withDefaults(), 1)
 	f.body = heatBody([][]*plot.Plot{{p}}, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
 	return f.save(dir, s.File, opt)
 }
@@ -159,14 +167,55 @@ func (hs heatScale) color(v float64) color.Color {
 	return hs.colors[min(max(i, 0), len(hs.colors)-1)]
 }
 
+// noteAt is the note of cell (r, c), "" when there is none.
+func noteAt(notes [][]string, r, c int) string {
+	if r < len(notes) && c < len(notes[r]) {
+		return notes[r][c]
+	}
+	return ""
+}
+
+// unnoted is grid with its noted cells set to 0: they are drawn, not missing.
+func unnoted(grid [][]float64, notes [][]string) [][]float64 {
+	out := scaledGrid(grid, 1)
+	for r, row := range out {
+		for c := range row {
+			if noteAt(notes, r, c) != "" {
+				row[c] = 0
+			}
+		}
+	}
+	return out
+}
+
+// notedCaption says what the noted cells' colour means.
+func notedCaption(notes [][]string) string {
+	var kinds []string
+	for _, row := range notes {
+		for _, n := range row {
+			if n != "" && !slices.Contains(kinds, n) {
+				kinds = append(kinds, n)
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return "Red cells: " + strings.Join(kinds, ", ")
+}
+
 // cellImage rasterizes grid (row 0 at the bottom) with px pixels per cell
-// side, so that scaling the image keeps cell edges sharp.
-func cellImage(grid [][]float64, hs heatScale, px int) image.Image {
+// side, so that scaling the image keeps cell edges sharp. A noted cell
+// takes the note colour instead of its value's.
+func cellImage(grid [][]float64, notes [][]string, hs heatScale, px int) image.Image {
 	rows, cols := len(grid), len(grid[0])
 	img := image.NewNRGBA(image.Rect(0, 0, cols*px, rows*px))
 	for r, row := range grid {
 		for c, v := range row {
 			col := hs.color(v)
+			if noteAt(notes, r, c) != "" {
+				col = notedCellRGB
+			}
 			for dy := range px {
 				for dx := range px {
 					img.Set(c*px+dx, (rows-1-r)*px+dy, col)
@@ -180,7 +229,7 @@ func cellImage(grid [][]float64, hs heatScale, px int) image.Image {
 // heatPanel is one heat map: cells at integer positions labelled with
 // the swept values, each cell annotated with its value when there is room.
 // tileCols is how many panels share the page width.
-func heatPanel(x, y SweepAxis, grid [][]float64, hs heatScale, opt Options, tileCols int) *plot.Plot {
+func heatPanel(x, y SweepAxis, grid [][]float64, notes [][]string, hs heatScale, opt Options, tileCols int) *plot.Plot {
 	cols, rows := len(x.Values), len(y.Values)
 	p := newPlot("", "")
 	p.X.Tick.Marker = indexTicks(x.tickLabels(), 12)
@@ -193,7 +242,7 @@ func heatPanel(x, y SweepAxis, grid [][]float64, hs heatScale, opt Options, tile
 	// About one image pixel per output pixel: the scaled image then keeps
 	// sharp cell edges (the PNG canvas interpolates when it scales).
 	px := max(1, min(400, int(math.Ceil(opt.Width.Dots(float64(opt.DPI))/float64(tileCols*cols)))))
-	p.Add(plotter.NewImage(cellImage(grid, hs, px), -0.5, -0.5, float64(cols)-0.5, float64(rows)-0.5))
+	p.Add(plotter.NewImage(cellImage(grid, notes, hs, px), -0.5, -0.5, float64(cols)-0.5, float64(rows)-0.5))
 
 	// Room per cell, estimated from the page: the axes take about 70 pt.
 	cellW := (opt.Width/vg.Length(tileCols) - vg.Points(90)) / vg.Length(cols)
@@ -201,12 +250,15 @@ func heatPanel(x, y SweepAxis, grid [][]float64, hs heatScale, opt Options, tile
 		lbl := &plotter.Labels{}
 		for r, row := range grid {
 			for c, v := range row {
-				if !finite(v) {
+				text, bg := fmtCompact(v), hs.color(v)
+				if n := noteAt(notes, r, c); n != "" {
+					text, bg = n, notedCellRGB
+				} else if !finite(v) {
 					continue
 				}
 				lbl.XYs = append(lbl.XYs, plotter.XY{X: float64(c), Y: float64(r)})
-				lbl.Labels = append(lbl.Labels, fmtCompact(v))
-				sty := textStyle(cellSize, xfont.WeightNormal, contrastText(hs.color(v)))
+				lbl.Labels = append(lbl.Labels, text)
+				sty := textStyle(cellSize, xfont.WeightNormal, contrastText(bg))
 				sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
 				lbl.TextStyle = append(lbl.TextStyle, sty)
 			}

@@ -48,7 +48,7 @@ func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][
 	}
 	var flat []float64
 	for i, g := range grid {
-		p := heatPanel(x, y, g, hs, opt, cols)
+		p := heatPanel(x, y, g, nil, hs, opt, cols)
 		panelTitle(p, panel.at(i))
 		panels[i/cols][i%cols] = p
 		for _, row := range g {

@@ -144,3 +144,35 @@ func TestContrastText(t *testing.T) {
 		t.Errorf("text on yellow is %v, want black", c)
 	}
 }
+
+// TestHeatMapNotesMarkCells: a noted cell is drawn in the note colour
+// whatever its value (a storm that never ended has none), the others by
+// their value, and the caption says what the colour means.
+func TestHeatMapNotesMarkCells(t *testing.T) {
+	grid := [][]float64{{1, math.NaN()}, {2, 3}}
+	notes := [][]string{{"", "metastable"}, {"", ""}}
+	hs := newHeatScale(grid)
+	img := cellImage(grid, notes, hs, 1)
+	// Row 0 is drawn at the bottom of the image.
+	if got := color.NRGBAModel.Convert(img.At(1, 1)); got != color.NRGBAModel.Convert(notedCellRGB) {
+		t.Errorf("noted cell drawn %v, want %v", got, notedCellRGB)
+	}
+	if got := color.NRGBAModel.Convert(img.At(0, 1)); got != color.NRGBAModel.Convert(hs.color(1)) {
+		t.Errorf("plain cell drawn %v, want %v", got, hs.color(1))
+	}
+	if got := notedCaption(notes); got != "Red cells: metastable" {
+		t.Errorf("caption %q", got)
+	}
+	if got := heatCaption("", unnoted(grid, notes)); got != "" {
+		t.Errorf("a noted cell is not missing data, caption %q", got)
+	}
+	dir := t.TempDir()
+	x := SweepAxis{Name: "clients", Values: []float64{1, 2}}
+	y := SweepAxis{Name: "admission.rate", Values: []float64{1, 2}}
+	if _, err := (Sweep{File: "m", Metric: SweepMetric{Name: "convergence_ms"}, Notes: notes}).WriteHeatMap(dir, x, y, grid, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Sweep{File: "m", Metric: SweepMetric{Name: "convergence_ms"}, Notes: notes[:1]}).WriteHeatMap(dir, x, y, grid, Options{}); err == nil {
+		t.Error("notes of the wrong shape accepted")
+	}
+}

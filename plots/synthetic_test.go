@@ -105,6 +105,27 @@ func seedModelRun() Run {
 	return Run{Name: "seed-backoff-model", Seed: 1, Policies: []PolicySeries{exp, full}, CapacityPerWindow: 5}
 }
 
+// outcomeRun is seedModelRun as a storm with an outcome: the full-jitter
+// policy's accepts split between useful and wasted claims, and a queue
+// that grows and drains.
+func outcomeRun() Run {
+	r := seedModelRun()
+	r.ClaimCapacityPerWindow = 5
+	for i := range r.Policies {
+		p := &r.Policies[i]
+		for w, a := range p.AcceptsPerWindow {
+			useful := a
+			if w%3 == 2 {
+				useful = math.Floor(a / 2)
+			}
+			p.GoodputPerWindow = append(p.GoodputPerWindow, useful)
+			p.WastedPerWindow = append(p.WastedPerWindow, a-useful)
+			p.QueuePerWindow = append(p.QueuePerWindow, float64(w%7))
+		}
+	}
+	return r
+}
+
 // labRun looks like the seed's lab: 60 devices, 250 ms windows, a token
 // bucket allowing 20 per window, lease reclaim with stale routes and
 // database load, over replications.

@@ -171,3 +171,44 @@ func TestSweepBestTitle(t *testing.T) {
 		t.Errorf("at = %q, want %q", got, want)
 	}
 }
+
+func TestGoodputTitle(t *testing.T) {
+	// 98 wasted of 100 claims is 98%; a storm that wasted nothing says so.
+	stuck := PolicySeries{Policy: "serve", WindowMs: 1000, GoodputPerWindow: []float64{2, 0}, WastedPerWindow: []float64{0, 98}}
+	clean := PolicySeries{Policy: "bucket", WindowMs: 1000, GoodputPerWindow: []float64{50, 50}, WastedPerWindow: []float64{0, 0}}
+	cases := []struct {
+		name string
+		ps   []PolicySeries
+		want string
+	}{
+		{"the worst share is named", []PolicySeries{clean, stuck}, "98% of serve's route claims were wasted on clients that had given up (98 wasted, 2 useful)"},
+		{"nothing wasted", []PolicySeries{clean}, "Every route claim connected a client: no work wasted"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := goodputTitle(oneRun(0, 0, c.ps...)); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestQueueTitle(t *testing.T) {
+	growing := PolicySeries{Policy: "serve", WindowMs: 1000, QueuePerWindow: []float64{10, 500, 900}}
+	drained := PolicySeries{Policy: "skip", WindowMs: 1000, QueuePerWindow: []float64{10, 300, 0, 0}}
+	cases := []struct {
+		name string
+		ps   []PolicySeries
+		want string
+	}{
+		{"one never drains", []PolicySeries{drained, growing}, "The queue does not drain with serve: 900 handshakes still waiting at the end (peak 900)"},
+		{"drains after two windows", []PolicySeries{drained}, "The queue peaks at 300 handshakes with skip and drains by 2 s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := queueTitle(oneRun(0, 0, c.ps...)); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}

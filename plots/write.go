@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // Chart file base names; each is written as NAME.png and NAME.svg.
@@ -14,11 +15,13 @@ const (
 	ReclaimChart     = "reclaim"      // reclaim-time histogram (lease model)
 	StaleRoutesChart = "stale-routes" // stale routes over time (lease model)
 	DatabaseChart    = "database"     // database rows/s against budget (database model)
+	GoodputChart     = "goodput"      // attempts, useful and wasted claims per window (runs with an outcome)
+	QueueChart       = "queue"        // handshakes waiting over time (runs with an outcome and a capacity)
 )
 
 // ChartNames are the base names of every chart Write or Overlay may
 // write, whichever models a run has.
-var ChartNames = []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart}
+var ChartNames = []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart, GoodputChart, QueueChart}
 
 // FileNames are the file names charts with these base names are written
 // to with the default formats: NAME.png and NAME.svg.
@@ -83,6 +86,10 @@ func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
 			f = staleChart(runs, ds, opt)
 		case DatabaseChart:
 			f = databaseChart(runs, ds, opt)
+		case GoodputChart:
+			f = goodputChart(runs, ds, opt)
+		case QueueChart:
+			f = queueChart(runs, ds, opt)
 		}
 		paths, err := f.save(dir, name, opt)
 		written = append(written, paths...)
@@ -118,6 +125,12 @@ func chartNames(runs []Run) []string {
 	if has(func(r *Run) bool { return anyPolicy(r, dbRows) }) {
 		names = append(names, DatabaseChart)
 	}
+	if has(func(r *Run) bool { return anyPolicy(r, goodput) }) {
+		names = append(names, GoodputChart)
+	}
+	if has(func(r *Run) bool { return anyPolicy(r, nonZero(queued)) }) {
+		names = append(names, QueueChart)
+	}
 	return names
 }
 
@@ -128,4 +141,14 @@ func anyPolicy(r *Run, pick func(*PolicySeries) []float64) bool {
 		}
 	}
 	return false
+}
+
+// nonZero picks a series only when some window of it is not zero.
+func nonZero(pick func(*PolicySeries) []float64) func(*PolicySeries) []float64 {
+	return func(p *PolicySeries) []float64 {
+		if slices.ContainsFunc(pick(p), func(v float64) bool { return v != 0 }) {
+			return pick(p)
+		}
+		return nil
+	}
 }

@@ -101,6 +101,7 @@ func TestWriteProducesEveryChartAsValidPNGAndSVG(t *testing.T) {
 	}{
 		{"seed model", seedModelRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart}},
 		{"lab with failure models", labRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart}},
+		{"storm with an outcome", outcomeRun(), []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, GoodputChart, QueueChart}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -250,8 +251,9 @@ func TestOverlayKeepsPolicyColoursAndDashesRuns(t *testing.T) {
 }
 
 func TestFromResults(t *testing.T) {
+	convergence := 42.0
 	results := []sim.Result{{
-		Policy: "full", Clients: 3, ConvergenceMs: 42, WindowMs: 10,
+		Policy: "full", Clients: 3, ConvergenceMs: &convergence, WindowMs: 10,
 		ConnectMs: sim.Quantiles{P99: 40},
 		Series:    sim.Series{Attempts: []int64{3, 2}, Accepts: []int64{1, 2}, Rejects: []int64{2, 0}},
 	}}
@@ -339,5 +341,18 @@ func TestWindowLineDownsamplesLongSeries(t *testing.T) {
 	want := []plotter.XY{{X: 0, Y: 4}, {X: 0.01, Y: 6}, {X: 0.02, Y: 6}, {X: 0.02, Y: 0}}
 	if !slices.Equal([]plotter.XY(short.XYs), want) {
 		t.Errorf("short line = %v, want %v", short.XYs, want)
+	}
+}
+
+// TestChartNamesListsEveryChart keeps ChartNames whole: every chart the
+// synthetic runs with each model draw is in it, so that stormsim run and
+// plot can remove a chart an earlier run drew and this one does not.
+func TestChartNamesListsEveryChart(t *testing.T) {
+	for _, run := range []Run{seedModelRun(), outcomeRun(), labRun()} {
+		for _, name := range Names(run) {
+			if !slices.Contains(ChartNames, name) {
+				t.Errorf("chart %q is not in ChartNames", name)
+			}
+		}
 	}
 }

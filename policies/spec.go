@@ -19,6 +19,11 @@ type Spec struct {
 	MaxAttempts         int           `yaml:"max_attempts"`           // give up after this many attempts; 0 = never
 	HonorRetryAfter     bool          `yaml:"honor_retry_after"`      // wait at least the server's Retry-After
 	MinDelayAfterReject time.Duration `yaml:"min_delay_after_reject"` // client-side floor after a rejection
+	// Timeout is the handshake timeout: an attempt whose answer has not
+	// reached the client this long after it was sent is abandoned then,
+	// counts as a failed attempt and starts the backoff (with no
+	// Retry-After). 0 means none: every answer is waited for.
+	Timeout time.Duration `yaml:"timeout,omitempty"`
 }
 
 // Kind describes one policy kind: its formula and its defaults.
@@ -27,6 +32,11 @@ type Kind struct {
 	Formula  string
 	Defaults Spec   // parameters used when the Spec leaves them zero
 	Source   string // where preset defaults come from
+	// LibraryTimeout is the handshake (connect) timeout the preset's
+	// library documents, 0 when it has none. It is listed, not applied:
+	// a policy times out only when its timeout is set.
+	LibraryTimeout time.Duration
+	TimeoutSource  string // where LibraryTimeout comes from
 }
 
 // Kinds lists every policy kind in display order.
@@ -38,14 +48,17 @@ var Kinds = []Kind{
 	{Name: "equal", Formula: "c = min(cap, base*multiplier^n); delay = c/2 + uniform[0, c/2)", Defaults: Spec{Multiplier: 2}},
 	{Name: "decorrelated", Formula: "delay = min(cap, uniform[base, 3*prev)), prev starts at base", Defaults: Spec{}},
 	{Name: "grpc", Formula: "c = min(cap, base*multiplier^n); delay = c + uniform[-jitter*c, jitter*c)",
-		Defaults: Spec{Base: time.Second, Multiplier: 1.6, Cap: 120 * time.Second, Jitter: 0.2},
-		Source:   "grpc/grpc doc/connection-backoff.md: INITIAL_BACKOFF=1s, MULTIPLIER=1.6, JITTER=0.2, MAX_BACKOFF=120s"},
+		Defaults:       Spec{Base: time.Second, Multiplier: 1.6, Cap: 120 * time.Second, Jitter: 0.2},
+		Source:         "grpc/grpc doc/connection-backoff.md: INITIAL_BACKOFF=1s, MULTIPLIER=1.6, JITTER=0.2, MAX_BACKOFF=120s",
+		LibraryTimeout: 20 * time.Second, TimeoutSource: "grpc/grpc doc/connection-backoff.md: MIN_CONNECT_TIMEOUT=20s"},
 	{Name: "socketio", Formula: "ms = base*multiplier^n; dev = floor(r*jitter*ms); ms = ms ± dev (sign from floor(r*10) odd); delay = min(cap, ms)",
-		Defaults: Spec{Base: time.Second, Multiplier: 2, Cap: 5 * time.Second, Jitter: 0.5},
-		Source:   "socket.io-client Manager defaults: reconnectionDelay=1000, reconnectionDelayMax=5000, randomizationFactor=0.5; backo2 factor=2"},
+		Defaults:       Spec{Base: time.Second, Multiplier: 2, Cap: 5 * time.Second, Jitter: 0.5},
+		Source:         "socket.io-client Manager defaults: reconnectionDelay=1000, reconnectionDelayMax=5000, randomizationFactor=0.5; backo2 factor=2",
+		LibraryTimeout: 20 * time.Second, TimeoutSource: "socket.io-client Manager defaults: timeout=20000"},
 	{Name: "cenkalti", Formula: "c = min(cap, base*multiplier^n); delay = uniform[c*(1-jitter), c*(1+jitter)]",
-		Defaults: Spec{Base: 500 * time.Millisecond, Multiplier: 1.5, Cap: 60 * time.Second, Jitter: 0.5},
-		Source:   "github.com/cenkalti/backoff ExponentialBackOff: DefaultInitialInterval=500ms, DefaultMultiplier=1.5, DefaultMaxInterval=60s, DefaultRandomizationFactor=0.5"},
+		Defaults:      Spec{Base: 500 * time.Millisecond, Multiplier: 1.5, Cap: 60 * time.Second, Jitter: 0.5},
+		Source:        "github.com/cenkalti/backoff ExponentialBackOff: DefaultInitialInterval=500ms, DefaultMultiplier=1.5, DefaultMaxInterval=60s, DefaultRandomizationFactor=0.5",
+		TimeoutSource: "a backoff library: its caller sets the timeout"},
 }
 
 // LookupKind returns the kind called name.
@@ -116,6 +129,9 @@ func New(s Spec) (*Backoff, error) {
 	}
 	if s.MinDelayAfterReject < 0 {
 		return nil, &ParamError{Key: "min_delay_after_reject", Problem: "must be >= 0", Got: s.MinDelayAfterReject}
+	}
+	if s.Timeout < 0 {
+		return nil, &ParamError{Key: "timeout", Problem: "must be >= 0 (0: no handshake timeout)", Got: s.Timeout}
 	}
 	var p Policy
 	switch kind.Name {

@@ -21,9 +21,9 @@ type Metric struct {
 
 // ResultMetrics lists the numeric scalars of r in JSON field order, named
 // as in Metric. It follows r's JSON tags, so fields added to sim.Result
-// appear without any change here. Left out: strings and booleans, arrays of
-// numbers (the per-window series) and sections that are absent (a nil
-// pointer: that model is off). A numeric field tagged omitempty is listed
+// appear without any change here. Booleans are 1 (true) or 0. Left out:
+// strings, arrays of numbers (the per-window series) and sections that are
+// absent (a nil pointer: that model is off, or a storm did not converge). A numeric field tagged omitempty is listed
 // even when zero, since zero is its value, not missing data.
 func ResultMetrics(r *sim.Result) []Metric {
 	var out []Metric
@@ -50,6 +50,12 @@ func flattenValue(name string, v reflect.Value, out *[]Metric) {
 		*out = append(*out, Metric{name, float64(v.Uint())})
 	case reflect.Float32, reflect.Float64:
 		*out = append(*out, Metric{name, v.Float()})
+	case reflect.Bool:
+		b := 0.0
+		if v.Bool() {
+			b = 1
+		}
+		*out = append(*out, Metric{name, b})
 	case reflect.Slice, reflect.Array:
 		if !hasFields(v.Type().Elem()) {
 			return // a series
@@ -175,7 +181,7 @@ func typeNames(name string, t reflect.Type, depth int, out *[]string) {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
+		reflect.Float32, reflect.Float64, reflect.Bool:
 		*out = append(*out, name)
 	case reflect.Slice, reflect.Array:
 		if hasFields(t.Elem()) {

@@ -92,6 +92,14 @@ func jsonLeaves(t *testing.T, v any) []Metric {
 				f, _ := x.Float64()
 				out = append(out, Metric{name, f})
 			}
+		case bool:
+			if !inArray {
+				f := 0.0
+				if x {
+					f = 1
+				}
+				out = append(out, Metric{name, f})
+			}
 		}
 	}
 	walk("", false)
@@ -107,7 +115,7 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	flattenValue("", reflect.ValueOf(v), &got)
 	want := []Metric{
 		{"count", 3}, {"time_ms", 1.5}, {"zero", 0}, {"extra", 7}, {"on.a", 2.25},
-		{"rows[0].id", 4}, {"rows[1].id", 5}, {"by_name[a].id", 8}, {"by_name[z].id", 6},
+		{"rows[0].id", 4}, {"rows[1].id", 5}, {"by_name[a].id", 8}, {"by_name[z].id", 6}, {"flag", 1},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("flatten\n got %v\nwant %v", got, want)
@@ -128,7 +136,7 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 func TestTypeNamesListEveryField(t *testing.T) {
 	var got []string
 	typeNames("", reflect.TypeFor[shape](), 0, &got)
-	want := []string{"count", "time_ms", "zero", "extra", "off.a", "on.a", "rows[].id", "by_name[].id"}
+	want := []string{"count", "time_ms", "zero", "extra", "off.a", "on.a", "rows[].id", "by_name[].id", "flag"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

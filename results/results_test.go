@@ -121,9 +121,9 @@ func TestWriteJSONIsAtomic(t *testing.T) {
 func TestTableLayout(t *testing.T) {
 	doc := &Document{Name: "n", Seed: 2, ConfigHash: "sha256:0123456789abcdef", Results: []sim.Result{
 		{Policy: "exponential", Attempts: 100500, Accepted: 1000, Rejected: 99500, PeakAttemptsPerWindow: 1000,
-			ConvergenceMs: 623900, ConnectMs: sim.Quantiles{P50: 303900, P99: 617500}, WindowMs: 10},
+			ConvergenceMs: msPtr(623900), ConnectMs: sim.Quantiles{P50: 303900, P99: 617500}, WindowMs: 10},
 		{Policy: "full", Attempts: 5257, Accepted: 1000, Rejected: 4257, Abandoned: 3, PeakAttemptsPerWindow: 1000,
-			ConvergenceMs: 4580.5, ConnectMs: sim.Quantiles{P50: 12.25, P99: 999.9996}, WindowMs: 10},
+			ConvergenceMs: msPtr(4580.5), ConnectMs: sim.Quantiles{P50: 12.25, P99: 999.9996}, WindowMs: 10},
 	}}
 	var b strings.Builder
 	if err := doc.WriteTable(&b); err != nil {
@@ -166,3 +166,6 @@ func TestTableIsTerminalSafe(t *testing.T) {
 		t.Errorf("title of a scenario without a name: %q", strings.SplitN(out.String(), "\n", 2)[0])
 	}
 }
+
+// msPtr returns a pointer to a time in ms, for a result's convergence.
+func msPtr(v float64) *float64 { return &v }

@@ -114,7 +114,7 @@ func TestReplicationsRunSuccessiveSeeds(t *testing.T) {
 				t.Errorf("%s: Results is not the first replication's result", spec.Label)
 			}
 			attempts = append(attempts, float64(r.Attempts))
-			convergence = append(convergence, r.ConvergenceMs)
+			convergence = append(convergence, *r.ConvergenceMs)
 		}
 		sum := doc.Summary[p]
 		a, _ := sum.Metrics.Lookup("attempts")

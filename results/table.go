@@ -31,15 +31,42 @@ func (d *Document) WriteTable(w io.Writer) error {
 		cells[0] = fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(cells[0]))
 		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
 	}
-	row("policy", "attempts", "accepted", "rejected", "abandoned", "peak/"+d.windowLabel(), "last connect", "connect p50", "connect p99")
+	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
+	outcomes := d.hasOutcomes()
+	if outcomes {
+		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped")
+	}
+	row(header...)
 	for _, r := range d.Results {
-		row(r.Policy, human.Count(r.Attempts), human.Count(r.Accepted), human.Count(r.Rejected), human.Count(r.Abandoned),
-			human.Count(r.PeakAttemptsPerWindow), human.Millis(r.ConvergenceMs), human.Millis(r.ConnectMs.P50), human.Millis(r.ConnectMs.P99))
+		last := "-" // did not converge
+		if ms, ok := r.Convergence(); ok {
+			last = human.Millis(ms)
+		}
+		cells := []string{r.Policy, human.Count(r.Attempts), human.Count(r.Accepted), human.Count(r.Rejected), human.Count(r.Abandoned),
+			human.Count(r.PeakAttemptsPerWindow), last, human.Millis(r.ConnectMs.P50), human.Millis(r.ConnectMs.P99)}
+		if o := r.OutcomeResult; o != nil {
+			cells = append(cells, string(o.Outcome), human.Count(o.Connected), human.Count(o.TimedOut), human.Count(o.Wasted),
+				human.Count(o.Shed), human.Count(o.Skipped))
+		} else if outcomes {
+			cells = append(cells, "-", "-", "-", "-", "-", "-")
+		}
+		row(cells...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return d.writeModelsTable(w)
+}
+
+// hasOutcomes reports whether any result says how its storm ended (a
+// horizon, timeouts or shedding were modelled).
+func (d *Document) hasOutcomes() bool {
+	for _, r := range d.Results {
+		if r.OutcomeResult != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // windowLabel is the metrics window shared by all results ("10ms"), or

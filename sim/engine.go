@@ -15,13 +15,35 @@ import (
 // which yields exactly that order at a few nanoseconds per attempt; a plain
 // priority queue in the tests checks it.
 func Run(s *Scenario, b *policies.Backoff, seed uint64) Result {
-	return runTraced(s, b, seed, nil)
+	return runTraced(s, b, seed, nil, nil)
 }
 
-func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) Result {
+// Progress is where a running storm stands.
+type Progress struct {
+	Now       time.Duration // simulated time of the attempt being processed
+	Horizon   time.Duration // when the run stops at the latest
+	Attempts  int64         // attempts processed so far
+	Connected int64         // clients connected so far
+	Clients   int
+}
+
+// ProgressEvery is how many attempts RunWithProgress processes between
+// two reports.
+const ProgressEvery = 1 << 20
+
+// RunWithProgress is Run, calling report every ProgressEvery attempts
+// (from the caller's goroutine, so report must be quick). When report
+// returns false the run stops at once and its result describes only the
+// part that ran.
+func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(Progress) bool) Result {
+	return runTraced(s, b, seed, nil, report)
+}
+
+func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool), report func(Progress) bool) Result {
 	st := newStorm(s, b, seed)
 	st.trace = trace
 	e := newEngine(st)
+	e.report = report
 	e.run()
 	return st.result()
 }
@@ -55,6 +77,10 @@ type engine struct {
 	seq       uint64
 	pending   int
 	scratch   [2][]event
+
+	report    func(Progress) bool // nil: no progress reports
+	processed int64               // attempts processed
+	stopped   bool                // report asked to stop
 }
 
 func newEngine(st *storm) *engine {
@@ -93,7 +119,7 @@ func (e *engine) run() {
 		// like any later bucket.
 		start := st.firstArrival(0)
 		e.cur = int64(start>>e.shift) - 1
-		for c := 0; c < st.s.Clients; c++ {
+		for c := 0; c < st.s.Clients && !e.stopped; c++ {
 			e.attempt(start, uint32(c), 0)
 		}
 		e.cur++
@@ -107,12 +133,14 @@ func (e *engine) run() {
 		}
 		e.cur = int64(earliest>>e.shift) - 1 // nothing is being processed yet
 		for c := 0; c < st.s.Clients; c++ {
-			e.push(st.firstArrival(uint32(c)), uint32(c), 0)
+			if t := st.firstArrival(uint32(c)); st.within(t) {
+				e.push(t, uint32(c), 0)
+			}
 		}
 		e.cur++
 		e.migrate()
 	}
-	for e.pending > 0 {
+	for e.pending > 0 && !e.stopped {
 		if e.ringCount == 0 && len(e.soon.items) == 0 {
 			e.cur = int64(e.far.items[0].t >> e.shift) // jump over an empty stretch
 			e.migrate()
@@ -187,7 +215,7 @@ func (e *engine) processBucket() {
 	e.ringCount -= n
 	base := time.Duration(e.cur) * e.width
 	i := 0
-	for {
+	for !e.stopped {
 		if i < n && (len(e.soon.items) == 0 || base+time.Duration(evs[i].off) <= e.soon.items[0].t) {
 			ev := evs[i]
 			i++
@@ -208,5 +236,10 @@ func (e *engine) processBucket() {
 func (e *engine) attempt(t time.Duration, c, attempts uint32) {
 	if next, again := e.st.handle(t, c, attempts); again {
 		e.push(next, c, attempts+1)
+	}
+	e.processed++
+	if e.report != nil && e.processed%ProgressEvery == 0 {
+		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: e.st.rec.count, Clients: e.st.s.Clients}
+		e.stopped = !e.report(p)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/big"
 	"time"
 
 	"stormsim/models"
@@ -11,7 +12,16 @@ import (
 // model that is on.
 func (st *storm) result() Result {
 	s := st.s
+	for g := range st.end.lines {
+		st.sampleLine(&st.end.lines[g], g, st.horizon+1)
+	}
 	res := st.rec.result(st.underTest.Spec.Label, s.Clients)
+	if st.rec.tracked || st.end.cut {
+		res.OutcomeResult = st.outcome()
+		if !res.Converged {
+			res.ConvergenceMs = nil
+		}
+	}
 	if s.Detection != nil {
 		first, last := st.noticeRange()
 		res.Detection = &DetectionResult{FirstNoticeMs: ms(first), LastNoticeMs: ms(last)}
@@ -20,7 +30,7 @@ func (st *storm) result() Result {
 		res.Reclaim = st.reclaim()
 	}
 	if s.Database != nil {
-		res.Database = st.database(res.Series.Accepts)
+		res.Database = st.database(res.Series)
 	}
 	if st.draining {
 		res.Drain = st.drainResult(res)
@@ -29,6 +39,37 @@ func (st *storm) result() Result {
 		res.Drain = thenDrain(s, st.underTest, st.seed)
 	}
 	return res
+}
+
+// outcome says how the storm ended at its horizon.
+func (st *storm) outcome() *OutcomeResult {
+	e := st.end
+	out := &OutcomeResult{HorizonMs: ms(st.horizon), Connected: st.rec.count, TimedOut: e.timedOut, Wasted: e.wasted,
+		Shed: e.shed, Skipped: e.skips, QueueWaitMs: e.waits.quantiles()}
+	out.Converged = st.rec.count+st.rec.abandoned == int64(st.s.Clients)
+	survivors := int64(len(st.queues))
+	if st.pool != nil {
+		survivors = int64(len(st.pool.adms) - 1)
+	}
+	span := st.horizon - e.tailFrom
+	if survivors > 0 && span > 0 {
+		out.TailBusy = float64(e.tailBusy) / (float64(span) * float64(survivors))
+	}
+	if e.tailServed > 0 {
+		out.TailUseful = float64(e.tailUseful) / float64(e.tailServed)
+	}
+	// Busy >= 90 % and useful < 10 %, compared exactly.
+	busy := new(big.Int).Mul(big.NewInt(int64(e.tailBusy)), big.NewInt(10))
+	capacity := new(big.Int).Mul(big.NewInt(int64(span)), big.NewInt(9*survivors))
+	switch {
+	case out.Converged:
+		out.Outcome = OutcomeConverged
+	case survivors > 0 && e.tailServed > 0 && busy.Cmp(capacity) >= 0 && e.tailUseful*10 < e.tailServed:
+		out.Outcome, out.Metastable = OutcomeMetastable, true
+	default:
+		out.Outcome = OutcomeUnfinished
+	}
+	return out
 }
 
 // noticeRange is the earliest and latest time a client noticed the failure.
@@ -58,7 +99,16 @@ func (st *storm) reclaim() *ReclaimResult {
 
 	var total durationSum
 	var longest time.Duration
-	window := s.Metrics.Window
+	// The series' window, or coarser when the reclaim lies beyond the
+	// series' limit (a lease far longer than the storm).
+	window := st.rec.width
+	for (r+window-1)/window > time.Duration(st.rec.limit) {
+		window *= 2
+	}
+	if window != st.rec.width {
+		coarse := ms(window)
+		out.StaleRoutesWindowMs = &coarse
+	}
 	windows := int((r + window - 1) / window) // up to the window holding the reclaim
 	out.StaleRoutes = make([]int64, windows)
 	connectedBy := int64(0) // connects at or before the current window's end
@@ -110,19 +160,28 @@ func (d *durationSum) add(t time.Duration) {
 
 func (d *durationSum) seconds() float64 { return float64(d.secs) + float64(d.nanos)/1e9 }
 
-// database derives the database load from the accepts: each accepted
-// reconnect claims its route (claim_cost statements) and syncs rows_per_sync
-// rows, at the time it is admitted.
-func (st *storm) database(accepts []int64) *DatabaseResult {
+// database derives the database load from the accepts: each admitted
+// handshake claims its route (claim_cost statements) at the time it is
+// admitted, and each one that connects its client syncs rows_per_sync
+// rows then. A wasted claim (its client gone) syncs nothing, and a
+// handshake skipped after its token was taken claims nothing.
+func (st *storm) database(series Series) *DatabaseResult {
 	db := st.s.Database
-	window := st.s.Metrics.Window
-	out := &DatabaseResult{RowsPerSync: db.RowsPerSync, ReadBudgetPerS: db.ReadBudgetPerS, RowsPerS: make([]float64, len(accepts))}
+	window := st.rec.width
+	synced := series.Accepts
+	if series.Goodput != nil {
+		synced = series.Goodput
+	}
+	out := &DatabaseResult{RowsPerSync: db.RowsPerSync, ReadBudgetPerS: db.ReadBudgetPerS, RowsPerS: make([]float64, len(synced))}
 	perSecond := float64(time.Second) / float64(window)
 	var above int64
-	for w, a := range accepts {
+	for _, a := range series.Accepts {
+		out.ClaimsTotal += a * int64(db.ClaimCost)
+	}
+	out.ClaimsTotal -= st.end.dropped * int64(db.ClaimCost)
+	for w, a := range synced {
 		rows := a * int64(db.RowsPerSync)
 		out.RowsTotal += rows
-		out.ClaimsTotal += a * int64(db.ClaimCost)
 		out.RowsPerS[w] = float64(rows) * perSecond
 		out.PeakRowsPerS = max(out.PeakRowsPerS, out.RowsPerS[w])
 		if db.ReadBudgetPerS > 0 && out.RowsPerS[w] > db.ReadBudgetPerS {
@@ -138,7 +197,8 @@ func (st *storm) database(accepts []int64) *DatabaseResult {
 // for a client whose goaway would come after the grace period.
 func (st *storm) drainResult(res Result) *DrainResult {
 	s := st.s
-	out := &DrainResult{Clients: s.Clients, GraceMs: ms(s.Failure.Grace), DrainMs: res.ConvergenceMs - ms(s.Disconnect.At),
+	last, _ := res.Convergence()
+	out := &DrainResult{Clients: s.Clients, GraceMs: ms(s.Failure.Grace), DrainMs: last - ms(s.Disconnect.At),
 		Attempts: res.Attempts, Rejected: res.Rejected, Unavailable: res.Unavailable}
 	for c := 0; c < s.Clients; c++ {
 		if s.Failure.GoawayAt(st.seed, uint64(c)) > s.Failure.Grace {

@@ -63,8 +63,8 @@ func TestLatencyShiftsConnects(t *testing.T) {
 		Metrics:  Metrics{Window: 10 * time.Millisecond},
 		Network:  &models.NetworkSpec{RTT: models.Distribution{Value: 40 * time.Millisecond}, ServerTime: models.Distribution{Value: 10 * time.Millisecond}}})
 	r := runFirst(t, s)
-	if r.ConvergenceMs != 50 || r.ConnectMs.P50 != 50 || len(r.Series.Attempts) != 3 || r.Series.Attempts[2] != 10 {
-		t.Errorf("convergence %v, p50 %v, series %v; want 50, 50, [0 0 10]", r.ConvergenceMs, r.ConnectMs.P50, r.Series.Attempts)
+	if lastConnectMs(r) != 50 || r.ConnectMs.P50 != 50 || len(r.Series.Attempts) != 3 || r.Series.Attempts[2] != 10 {
+		t.Errorf("convergence %v, p50 %v, series %v; want 50, 50, [0 0 10]", lastConnectMs(r), r.ConnectMs.P50, r.Series.Attempts)
 	}
 }
 
@@ -166,8 +166,8 @@ func TestHeartbeatDetection(t *testing.T) {
 	if d := r.Detection; d.FirstNoticeMs < 2500 || d.LastNoticeMs > 3000 || d.LastNoticeMs-d.FirstNoticeMs < 400 {
 		t.Errorf("notices in [%v, %v] ms, want a spread inside [2500, 3000]", d.FirstNoticeMs, d.LastNoticeMs)
 	}
-	if r.ConnectMs.P50 < 2500 || r.ConvergenceMs > 3000 {
-		t.Errorf("connects p50 %v max %v, want inside [2500, 3000]", r.ConnectMs.P50, r.ConvergenceMs)
+	if r.ConnectMs.P50 < 2500 || lastConnectMs(r) > 3000 {
+		t.Errorf("connects p50 %v max %v, want inside [2500, 3000]", r.ConnectMs.P50, lastConnectMs(r))
 	}
 }
 

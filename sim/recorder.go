@@ -8,18 +8,18 @@ import (
 
 // recorder accumulates per-window counts and connect times.
 type recorder struct {
-	window      time.Duration
-	attempts    []int64
-	accepts     []int64
-	rejects     []int64
+	windows
+	attempts    windowSeries
+	accepts     windowSeries
+	rejects     windowSeries
+	goodput     windowSeries // claims done whose answer reached the client in time (tracked runs)
+	wasted      windowSeries // claims done for clients that had gone (tracked runs)
+	queue       windowSeries // handshakes waiting at each window's end, all gateways (tracked runs)
 	abandoned   int64
 	refused     int64
 	unavailable int64
 	gateways    []gatewaySeries // per pool gateway; empty without a pool
-
-	// The window of the last call, so that most calls need no division.
-	cur          int
-	curLo, curHi time.Duration
+	tracked     bool            // goodput and queue are kept
 
 	// Connect times arrive in non-decreasing order without network latency;
 	// then they are kept as varint deltas (2-3 bytes a client instead of 8).
@@ -30,35 +30,37 @@ type recorder struct {
 	count    int64
 }
 
-type gatewaySeries struct{ attempts, accepts, rejects []int64 }
+type gatewaySeries struct{ attempts, accepts, rejects, goodput, wasted, queue windowSeries }
 
-func (r *recorder) init(window time.Duration, gateways, clients int) {
-	r.window = window
+// init prepares the recorder; tracked adds the goodput and queue series.
+func (r *recorder) init(window time.Duration, gateways, clients int, tracked bool) {
+	r.width, r.tracked = window, tracked
 	r.deltas = make([]byte, 0, 2*clients+16) // most gaps fit two varint bytes
 	r.gateways = make([]gatewaySeries, gateways)
-}
-
-func (r *recorder) slot(t time.Duration) int {
-	if t >= r.curLo && t < r.curHi {
-		return r.cur
+	r.queue.level = true
+	all := []*windowSeries{&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue}
+	for g := range r.gateways {
+		gs := &r.gateways[g]
+		gs.queue.level = true
+		all = append(all, &gs.attempts, &gs.accepts, &gs.rejects, &gs.goodput, &gs.wasted, &gs.queue)
 	}
-	w := int(t / r.window)
-	r.cur, r.curLo, r.curHi = w, time.Duration(w)*r.window, time.Duration(w+1)*r.window
-	for w >= len(r.attempts) {
-		r.attempts = append(r.attempts, 0)
-		r.accepts = append(r.accepts, 0)
-		r.rejects = append(r.rejects, 0)
+	per := 3
+	if tracked {
+		per = 6
 	}
-	return w
+	r.limit = seriesLimit(len(all) / 6 * per)
+	for _, ws := range all {
+		r.track(ws)
+	}
 }
 
 // attempt records an attempt at t answered with out by gateway gw, and
 // returns its window.
 func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
-	w := r.slot(t)
-	r.attempts[w]++
+	w := r.index(t)
+	r.attempts.add(w, 1)
 	if out != admitted {
-		r.rejects[w]++
+		r.rejects.add(w, 1)
 	}
 	switch out {
 	case refused:
@@ -68,12 +70,9 @@ func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
 	}
 	if len(r.gateways) > 0 && gw > 0 {
 		g := &r.gateways[gw]
-		for w >= len(g.attempts) {
-			g.attempts, g.accepts, g.rejects = append(g.attempts, 0), append(g.accepts, 0), append(g.rejects, 0)
-		}
-		g.attempts[w]++
+		g.attempts.add(w, 1)
 		if out != admitted {
-			g.rejects[w]++
+			g.rejects.add(w, 1)
 		}
 	}
 	return w
@@ -81,9 +80,38 @@ func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
 
 // accept records that the attempt of window w was admitted by gateway gw.
 func (r *recorder) accept(w, gw int) {
-	r.accepts[w]++
+	r.accepts.add(w, 1)
 	if len(r.gateways) > 0 {
-		r.gateways[gw].accepts[w]++
+		r.gateways[gw].accepts.add(w, 1)
+	}
+}
+
+// claimed records a route claim whose answer left gateway gw at t: useful
+// when its client was still there to get it, wasted when not.
+func (r *recorder) claimed(t time.Duration, gw int, useful bool) {
+	w := r.index(t)
+	series := &r.wasted
+	if useful {
+		series = &r.goodput
+	}
+	series.add(w, 1)
+	if len(r.gateways) > 0 {
+		g := &r.gateways[gw]
+		series = &g.wasted
+		if useful {
+			series = &g.goodput
+		}
+		series.add(w, 1)
+	}
+}
+
+// waiting records n handshakes waiting at gateway gw at the end of the
+// window that ends at end.
+func (r *recorder) waiting(end time.Duration, gw int, n int64) {
+	w := r.index(end - 1)
+	r.queue.add(w, n)
+	if len(r.gateways) > 0 {
+		r.gateways[gw].queue.add(w, n)
 	}
 }
 
@@ -144,48 +172,64 @@ func (r *recorder) quantiles() Quantiles {
 }
 
 func (r *recorder) result(policy string, clients int) Result {
-	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.window)}
+	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.width)}
 	res.Abandoned, res.Refused, res.Unavailable = r.abandoned, r.refused, r.unavailable
-	res.Series = trimmed(r.attempts, r.accepts, r.rejects)
+	res.Series = r.trimmed(&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue)
 	for w := range res.Series.Attempts {
-		res.Attempts += r.attempts[w]
-		res.Accepted += r.accepts[w]
-		res.Rejected += r.rejects[w]
-		res.PeakAttemptsPerWindow = max(res.PeakAttemptsPerWindow, r.attempts[w])
-		res.PeakAcceptsPerWindow = max(res.PeakAcceptsPerWindow, r.accepts[w])
+		res.Attempts += res.Series.Attempts[w]
+		res.Accepted += res.Series.Accepts[w]
+		res.Rejected += res.Series.Rejects[w]
+		res.PeakAttemptsPerWindow = max(res.PeakAttemptsPerWindow, res.Series.Attempts[w])
+		res.PeakAcceptsPerWindow = max(res.PeakAcceptsPerWindow, res.Series.Accepts[w])
 		if res.FirstWindowAttempts == 0 {
-			res.FirstWindowAttempts = r.attempts[w]
+			res.FirstWindowAttempts = res.Series.Attempts[w]
 		}
 	}
 	res.ConnectMs = r.quantiles()
-	res.ConvergenceMs = res.ConnectMs.Max
+	convergence := res.ConnectMs.Max
+	res.ConvergenceMs = &convergence
 	for g := 1; g < len(r.gateways); g++ {
-		s := r.gateways[g]
-		gr := GatewayResult{Gateway: g, Series: trimmed(s.attempts, s.accepts, s.rejects)}
+		s := &r.gateways[g]
+		gr := GatewayResult{Gateway: g, Series: r.trimmed(&s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
 		for w := range gr.Series.Attempts {
-			gr.Attempts += s.attempts[w]
-			gr.Accepted += s.accepts[w]
-			gr.Rejected += s.rejects[w]
-			gr.PeakAcceptsPerWindow = max(gr.PeakAcceptsPerWindow, s.accepts[w])
+			gr.Attempts += gr.Series.Attempts[w]
+			gr.Accepted += gr.Series.Accepts[w]
+			gr.Rejected += gr.Series.Rejects[w]
+			gr.PeakAcceptsPerWindow = max(gr.PeakAcceptsPerWindow, gr.Series.Accepts[w])
 		}
 		res.Gateways = append(res.Gateways, gr)
 	}
 	return res
 }
 
-// trimmed returns the series without trailing empty windows, padded to one
-// length, never nil.
-func trimmed(attempts, accepts, rejects []int64) Series {
-	end := len(attempts)
-	for end > 0 && attempts[end-1] == 0 {
-		end--
+// trimmed returns the series without the windows after the last one that
+// holds anything, padded to one length, never nil; goodput and queue only
+// when the run tracks them.
+func (r *recorder) trimmed(attempts, accepts, rejects, goodput, wasted, queue *windowSeries) Series {
+	end := lastNonZero(attempts.v) + 1
+	if r.tracked {
+		end = max(end, lastNonZero(goodput.v)+1, lastNonZero(wasted.v)+1, lastNonZero(queue.v)+1)
 	}
 	pad := func(s []int64) []int64 {
 		out := make([]int64, end)
 		copy(out, s)
 		return out
 	}
-	return Series{Attempts: pad(attempts), Accepts: pad(accepts), Rejects: pad(rejects)}
+	out := Series{Attempts: pad(attempts.v), Accepts: pad(accepts.v), Rejects: pad(rejects.v)}
+	if r.tracked {
+		out.Goodput, out.Wasted, out.Queue = pad(goodput.v), pad(wasted.v), pad(queue.v)
+	}
+	return out
+}
+
+// lastNonZero is the index of s's last non-zero entry, -1 if none.
+func lastNonZero(s []int64) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // ms converts a duration to float64 milliseconds.

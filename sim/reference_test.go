@@ -42,7 +42,9 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts})
 	}
 	for c := 0; c < s.Clients; c++ {
-		push(st.firstArrival(uint32(c)), uint32(c), 0)
+		if t := st.firstArrival(uint32(c)); st.within(t) {
+			push(t, uint32(c), 0)
+		}
 	}
 	for q.Len() > 0 {
 		ev := heap.Pop(q).(refEvent)
@@ -74,8 +76,8 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 			return ms(connects[max(k, 1)-1])
 		}
 		naive.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[n-1])}
-		naive.ConvergenceMs = naive.ConnectMs.Max
 	}
+	naive.ConvergenceMs = &naive.ConnectMs.Max
 	return full, naive
 }
 

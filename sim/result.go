@@ -3,19 +3,22 @@ package sim
 // Result is what one storm did under one policy. Times are in milliseconds
 // since t = 0 (the failure), as float64 with nanosecond precision.
 type Result struct {
-	Policy                string    `json:"policy"`
-	Clients               int       `json:"clients"`
-	Attempts              int64     `json:"attempts"`                 // handshakes that reached admission
-	Accepted              int64     `json:"accepted"`                 // handshakes admitted (clients connected)
-	Rejected              int64     `json:"rejected"`                 // handshakes refused
-	Abandoned             int64     `json:"abandoned"`                // clients that gave up (max_attempts)
-	PeakAttemptsPerWindow int64     `json:"peak_attempts_per_window"` // most attempts in one metrics window
-	PeakAcceptsPerWindow  int64     `json:"peak_accepts_per_window"`  // most admissions in one metrics window
-	FirstWindowAttempts   int64     `json:"first_window_attempts"`    // attempts in the window of the first attempt
-	ConvergenceMs         float64   `json:"convergence_ms"`           // time of the last successful connect
-	ConnectMs             Quantiles `json:"connect_ms"`               // connect-time distribution over connected clients
-	WindowMs              float64   `json:"window_ms"`                // series bucket length
-	Series                Series    `json:"series"`
+	Policy                string `json:"policy"`
+	Clients               int    `json:"clients"`
+	Attempts              int64  `json:"attempts"`                 // handshakes that reached admission
+	Accepted              int64  `json:"accepted"`                 // handshakes admitted (clients connected)
+	Rejected              int64  `json:"rejected"`                 // handshakes refused
+	Abandoned             int64  `json:"abandoned"`                // clients that gave up (max_attempts)
+	PeakAttemptsPerWindow int64  `json:"peak_attempts_per_window"` // most attempts in one metrics window
+	PeakAcceptsPerWindow  int64  `json:"peak_accepts_per_window"`  // most admissions in one metrics window
+	FirstWindowAttempts   int64  `json:"first_window_attempts"`    // attempts in the window of the first attempt
+	// ConvergenceMs is the time of the last successful connect, nil (JSON
+	// null) when the storm did not converge before its horizon.
+	ConvergenceMs *float64 `json:"convergence_ms"`
+	*OutcomeResult
+	ConnectMs Quantiles `json:"connect_ms"` // connect-time distribution over connected clients
+	WindowMs  float64   `json:"window_ms"`  // series bucket length
+	Series    Series    `json:"series"`
 	modelResults
 }
 
@@ -29,11 +32,87 @@ type Quantiles struct {
 }
 
 // Series holds per-window counts; entry i covers [i*window, (i+1)*window).
-// Trailing empty windows are trimmed (all three arrays share one length).
+// Trailing empty windows are trimmed (all arrays share one length).
+// Goodput, Wasted and Queue are kept when the run has an outcome
+// (OutcomeResult).
 type Series struct {
 	Attempts []int64 `json:"attempts"`
 	Accepts  []int64 `json:"accepts"`
 	Rejects  []int64 `json:"rejects"`
+	// Goodput counts the route claims done (their answer leaving the
+	// gateway) whose client was still there: useful work. Wasted counts
+	// those whose client had gone. Both are counted when the claim's work
+	// ends, so goodput + wasted per window is what the gateways completed.
+	Goodput []int64 `json:"goodput,omitempty"`
+	Wasted  []int64 `json:"wasted,omitempty"`
+	Queue   []int64 `json:"queue,omitempty"` // handshakes waiting for their turn at the window's end
+}
+
+// Convergence returns the time of the last successful connect in
+// milliseconds, and false when the storm did not converge.
+func (r *Result) Convergence() (float64, bool) {
+	if r.ConvergenceMs == nil {
+		return 0, false
+	}
+	return *r.ConvergenceMs, true
+}
+
+// Outcome is how a storm bounded by a horizon ended.
+type Outcome string
+
+const (
+	// OutcomeConverged: every client connected or gave up (max_attempts)
+	// before the horizon.
+	OutcomeConverged Outcome = "converged"
+	// OutcomeMetastable: not converged, and over the last 10 % of the
+	// horizon the surviving gateways were busy at least 90 % of the time
+	// while fewer than 10 % of the handshakes they served were useful. The
+	// storm sustains itself: the work is wasted on clients that have gone.
+	OutcomeMetastable Outcome = "metastable"
+	// OutcomeUnfinished: neither; the horizon cut a storm still recovering.
+	OutcomeUnfinished Outcome = "unfinished"
+)
+
+// OutcomeResult is how a storm ended at its horizon and what its timeouts
+// cost. It is present when the scenario has a horizon (set, or implied by
+// a timeout), a timeout, shedding or skipping, or when the default horizon
+// cut the run.
+type OutcomeResult struct {
+	Outcome Outcome `json:"outcome"`
+	// Converged and Metastable say the same as Outcome, as numbers for
+	// checks and sweeps (true is 1): the mean over replications is the
+	// fraction of runs that converged, or that were metastable.
+	Converged  bool    `json:"converged"`
+	Metastable bool    `json:"metastable"`
+	HorizonMs  float64 `json:"horizon_ms"` // simulated time at which the run stopped
+	Connected  int64   `json:"connected"`  // clients connected by the horizon
+	// TimedOut counts attempts whose client gave up waiting at the
+	// policy's timeout.
+	TimedOut int64 `json:"timed_out"`
+	// Wasted counts route claims done before the horizon whose answer
+	// reached the client too late: the claim's work and the token were
+	// spent for nothing.
+	Wasted  int64 `json:"wasted"`
+	Shed    int64 `json:"shed"`    // handshakes answered 503 at once because the queue was full (capacity.max_queue)
+	Skipped int64 `json:"skipped"` // handshakes dropped at their turn because their client had gone (capacity.abandoned: skip)
+	// QueueWaitMs is the time from a handshake's arrival to its turn (its
+	// claim's turn with decide: arrival), over the handshakes that had one.
+	QueueWaitMs WaitQuantiles `json:"queue_wait_ms"`
+	// TailBusy is the fraction of the last 10 % of the horizon during which
+	// the surviving gateways were serving handshakes (0 without a capacity).
+	TailBusy float64 `json:"tail_busy"`
+	// TailUseful is the fraction of the handshakes served in the last 10 %
+	// of the horizon whose answer reached its client in time and admitted
+	// it (0 when none were served).
+	TailUseful float64 `json:"tail_useful"`
+}
+
+// WaitQuantiles are queue waits in milliseconds: p50 and p99 nearest-rank
+// to within 2^-11 of their value (a log-linear histogram), max exact.
+type WaitQuantiles struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
 }
 
 // The failure and load models add these fields; each is absent when its
@@ -65,6 +144,9 @@ type ReclaimResult struct {
 	// StaleRoutes is the number of stale routes at the end of each window,
 	// until the reclaim.
 	StaleRoutes []int64 `json:"stale_routes"`
+	// StaleRoutesWindowMs is the window of StaleRoutes when the reclaim
+	// lies too far out for the run's window (absent: the run's window).
+	StaleRoutesWindowMs *float64 `json:"stale_routes_window_ms,omitempty"`
 	// With delivery route_directed a stale route is a message black hole.
 	BlackholeRouteSeconds float64 `json:"blackhole_route_seconds,omitempty"`
 	BlackholeMaxMs        float64 `json:"blackhole_max_ms,omitempty"`

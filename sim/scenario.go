@@ -25,6 +25,11 @@ type Scenario struct {
 	Policies      []policies.Spec      `yaml:"policies"`
 	Metrics       Metrics              `yaml:"metrics"`
 	Replications  int                  `yaml:"replications"` // seeds seed, seed+1, ...; 0 means 1
+	// Horizon is the simulated time at which a run stops: nothing is sent,
+	// decided or connected at or after it. 0 means DefaultTimeoutHorizon
+	// when a policy has a timeout (filled in by Resolve), and otherwise
+	// SafetyHorizon, which stays 0 in the config.
+	Horizon time.Duration `yaml:"horizon,omitempty"`
 	// Checks are CI thresholds such as "results[full].convergence_ms < 6s"
 	// (grammar in package check). A pointer, so that a config without
 	// checks echoes and hashes exactly as before the field existed.
@@ -59,6 +64,41 @@ type Disconnect struct {
 // Metrics configures how results are bucketed.
 type Metrics struct {
 	Window time.Duration `yaml:"window"` // series bucket; default the slot, or 250 ms
+}
+
+// Horizons. A storm whose clients give up waiting can go on for ever, so a
+// timeout brings a horizon with it. Every other run stops at the safety
+// horizon, far beyond any storm that converges; a run it cuts says so.
+const (
+	DefaultTimeoutHorizon = time.Hour
+	SafetyHorizon         = 24 * time.Hour
+)
+
+// EffectiveHorizon is the simulated time at which a run of s stops.
+func (s *Scenario) EffectiveHorizon() time.Duration {
+	if s.Horizon > 0 {
+		return s.Horizon
+	}
+	return SafetyHorizon
+}
+
+// HasTimeouts reports whether any policy clients use has a handshake
+// timeout.
+func (s *Scenario) HasTimeouts() bool {
+	for _, p := range s.Policies {
+		if p.Timeout > 0 {
+			return true
+		}
+	}
+	return s.DrainPolicy != nil && s.DrainPolicy.Timeout > 0
+}
+
+// TracksOutcome reports whether results carry an OutcomeResult whatever
+// the run does: the scenario has a horizon, a timeout, shedding or
+// skipping. (A run the safety horizon cuts carries one too.)
+func (s *Scenario) TracksOutcome() bool {
+	return s.Horizon > 0 || s.HasTimeouts() ||
+		(s.Capacity != nil && (s.Capacity.MaxQueue > 0 || s.Capacity.Abandoned != ""))
 }
 
 // DefaultTokenBucketWindow is the metrics window for token-bucket admission,
@@ -120,6 +160,15 @@ func (s *Scenario) Resolve() error {
 	}
 	if err := s.resolveModels(); err != nil {
 		return err
+	}
+	if s.Horizon < 0 {
+		return &FieldError{Path: "horizon", Problem: "must be >= 0 (0: 1h with a timeout, else 24h)", Got: s.Horizon}
+	}
+	if s.Horizon == 0 && s.HasTimeouts() {
+		s.Horizon = DefaultTimeoutHorizon
+	}
+	if h := s.EffectiveHorizon(); s.Disconnect.At >= h {
+		return &FieldError{Path: "disconnect.at", Problem: fmt.Sprintf("must be before the horizon (%v); set horizon to simulate longer", h), Got: s.Disconnect.At}
 	}
 	if s.Metrics.Window < 0 {
 		return &FieldError{Path: "metrics.window", Problem: "must be > 0", Got: s.Metrics.Window}

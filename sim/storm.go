@@ -11,11 +11,16 @@ import (
 type outcome uint8
 
 const (
-	admitted    outcome = iota // 101: connected
+	admitted    outcome = iota // 101: connected (if the answer is in time)
 	rejected                   // 429: no admission token
 	unavailable                // 503: the gateway is draining
 	refused                    // connection refused: the gateway is dead
+	shed                       // 503 at once: the gateway's queue is full
+	skipped                    // dropped at its turn: its client had gone
 )
+
+// never stands for "no deadline": later than any time a run reaches.
+const never = time.Duration(1<<63 - 1)
 
 // storm is the model of one storm: when each client notices the failure,
 // which gateway an attempt reaches, what it answers, when the client tries
@@ -37,14 +42,35 @@ type storm struct {
 	backoffKey uint64                   // policies.StreamKey(seed, StreamBackoff)
 	rec        recorder
 
+	horizon  time.Duration   // nothing happens at or after it
+	timeout  time.Duration   // the clients' handshake timeout; 0 = none
+	sent     []time.Duration // when each client sent its pending attempt (timeouts with latency)
+	skip     bool            // gateways drop handshakes whose client has gone
+	maxQueue int             // shed beyond this many waiting; 0 = never
+	end      *ending         // the outcome's tallies
+	turn     turn            // the current attempt's turn at a gateway with a capacity
+
 	// trace, when set, sees every attempt's outcome; the tests use it to
 	// compare engines client by client.
 	trace func(t time.Duration, c uint32, admitted bool)
 }
 
+// ending tallies what a storm's outcome needs: lost work, queue waits and
+// the surviving gateways' work over the last tenth of the horizon.
+type ending struct {
+	lines                         []waitLine // per gateway, with a capacity
+	waits                         waitHistogram
+	timedOut, wasted, shed, skips int64
+	dropped                       int64         // skipped after their token was taken (decide: arrival)
+	tailFrom                      time.Duration // start of the horizon's last tenth
+	tailBusy                      time.Duration // service time within it, summed over gateways
+	tailServed, tailUseful        int64         // handshakes whose turn started within it; those that connected
+	cut                           bool          // the horizon stopped something
+}
+
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
-		backoffKey: policies.StreamKey(seed, policies.StreamBackoff)}
+		backoffKey: policies.StreamKey(seed, policies.StreamBackoff), horizon: s.EffectiveHorizon()}
 	if s.Failure != nil && s.Failure.Kind == "drain" {
 		st.draining = true
 		if s.DrainPolicy != nil {
@@ -57,6 +83,10 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if s.Network != nil && !s.Network.IsZero() {
 		st.net = s.Network
 	}
+	st.timeout = st.b.Spec.Timeout
+	if st.timeout > 0 && st.net != nil {
+		st.sent = make([]time.Duration, s.Clients)
+	}
 	if s.Gateways != nil {
 		st.pool = newPool(s, seed)
 	}
@@ -65,8 +95,17 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		for g := range st.queues {
 			st.queues[g] = models.NewHandshakeQueue(s.Capacity, s.Capacity.StallEnd(seed, g))
 		}
+		st.skip = s.Capacity.Abandoned == models.AbandonedSkip
+		st.maxQueue = s.Capacity.MaxQueue
 	}
-	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients)
+	// The outcome's tallies are kept for every run that could need them:
+	// one the safety horizon may cut needs them too, so only storms that
+	// provably end early go without.
+	st.end = &ending{tailFrom: st.horizon - st.horizon/10}
+	if st.queues != nil {
+		st.end.lines = make([]waitLine, len(st.queues))
+	}
+	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome())
 	return st
 }
 
@@ -79,7 +118,7 @@ func (st *storm) gatewayCount() int {
 
 // maxGap bounds the time from one attempt's arrival to the next one's.
 func (st *storm) maxGap() time.Duration {
-	gap := st.b.MaxWait(st.retryAfter)
+	gap := st.b.MaxWait(st.retryAfter) + st.timeout
 	if st.net != nil {
 		gap += 2 * st.net.MaxRoundTrip()
 	}
@@ -98,13 +137,28 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 	return t
 }
 
+// firstSend is when client c sends its first attempt.
+func (st *storm) firstSend(c uint32) time.Duration {
+	return st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
+}
+
 // firstArrival is when client c's first attempt reaches a gateway.
 func (st *storm) firstArrival(c uint32) time.Duration {
-	t := st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
+	t := st.firstSend(c)
 	if st.net != nil {
 		t += st.net.Out(st.seed, uint64(c), 1, t)
 	}
 	return t
+}
+
+// within reports whether an attempt arriving at t happens before the
+// horizon; one that does not is not made.
+func (st *storm) within(t time.Duration) bool {
+	if t < st.horizon {
+		return true
+	}
+	st.end.cut = true
+	return false
 }
 
 // sameStart reports whether every first attempt arrives at one instant, in
@@ -113,27 +167,78 @@ func (st *storm) sameStart() bool {
 	return st.s.InitialJitter == 0 && st.s.Detection == nil && st.net == nil && !(st.draining && st.s.Failure.Spread)
 }
 
+// turn is a gateway's work on the attempt being handled, for the
+// outcome's tallies: its turn (or its claim's turn, with decide: arrival)
+// and when the work ended. served is false when it had no turn (shed).
+type turn struct {
+	start, done time.Duration
+	served      bool
+	dropped     bool // admitted, then skipped at its claim's turn
+}
+
 // handle is client c's attempt number attempts+1 arriving at time t. It
 // returns when the client's next attempt arrives, if there is one.
 func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration, again bool) {
 	a := attempts + 1
-	out, gw, decided, answered := st.decide(t, c, a)
+	deadline := never
+	if st.timeout > 0 {
+		deadline = st.sentAt(t, c, a) + st.timeout
+	}
+	out, gw, decided, answered := st.decide(t, c, a, deadline)
 	if st.trace != nil {
 		st.trace(t, c, out == admitted)
 	}
-	w := st.rec.attempt(decided, out, gw)
+	dropped := st.queues != nil && st.turn.dropped
 	var back time.Duration
-	if st.net != nil {
+	if st.net != nil && out != skipped && !dropped {
 		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted, answered)
 	}
-	if out == admitted {
-		st.rec.accept(w, gw)
-		st.rec.connected(answered + back)
-		return 0, false
+	reply := answered + back
+	late := reply > deadline || out == skipped || dropped // a skipped handshake is never answered
+	useful := out == admitted && !late
+	if st.queues != nil {
+		st.tally(out, decided, useful)
 	}
-	retryAfter := st.retryAfter
+	if decided < st.horizon {
+		w := st.rec.attempt(decided, out, gw)
+		if out == admitted {
+			st.rec.accept(w, gw)
+		}
+	}
+	if out == admitted {
+		if st.pool != nil {
+			st.pool.conns[gw]++ // the balancer counts the connection from its admission
+		}
+		// The claim's work ends when its answer leaves: useful if the
+		// client is still there, wasted if not.
+		if answered < st.horizon && !dropped {
+			if !useful {
+				st.end.wasted++
+			}
+			if st.rec.tracked {
+				st.rec.claimed(answered, gw, useful)
+			}
+		}
+		if useful {
+			if reply < st.horizon {
+				st.rec.connected(reply)
+			} else {
+				st.end.cut = true
+			}
+			return 0, false
+		}
+	}
+	retryAfter, from := st.retryAfter, reply
 	if out == refused {
 		retryAfter = 0
+	}
+	if late {
+		if deadline >= st.horizon {
+			st.end.cut = true
+			return 0, false
+		}
+		st.end.timedOut++
+		retryAfter, from = 0, deadline
 	}
 	var prev time.Duration
 	if st.prev != nil {
@@ -147,20 +252,65 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	if st.prev != nil {
 		st.prev[c] = raw
 	}
-	next = answered + back + wait
+	send := from + wait
+	next = send
 	if st.net != nil {
-		next += st.net.Out(st.seed, uint64(c), uint64(a+1), next)
+		next += st.net.Out(st.seed, uint64(c), uint64(a+1), send)
+	}
+	if !st.within(send) || !st.within(next) {
+		return 0, false
+	}
+	if st.sent != nil {
+		st.sent[c] = send
 	}
 	return next, true
 }
 
-// decide returns what an attempt arriving at t gets, from which gateway (0
-// without a pool), when that was decided and when the answer left. Without a
-// capacity model a gateway decides and answers on arrival; with one, the
-// attempt first waits its turn in the gateway's queue (or, with decide:
-// arrival, is decided at once and then waits its turn if admitted), and
-// nothing is decided before the gateway's stall ends.
-func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decided, answered time.Duration) {
+// sentAt is when client c sent attempt a, which arrived at t.
+func (st *storm) sentAt(t time.Duration, c, a uint32) time.Duration {
+	switch {
+	case st.sent == nil:
+		return t // no latency: sent as it arrived
+	case a == 1:
+		return st.firstSend(c)
+	}
+	return st.sent[c]
+}
+
+// tally adds the work of an attempt that reached a gateway with a
+// capacity to the outcome's tallies.
+func (st *storm) tally(out outcome, decided time.Duration, useful bool) {
+	e, tn := st.end, &st.turn
+	switch {
+	case decided >= st.horizon:
+	case out == shed:
+		e.shed++
+	case out == skipped:
+		e.skips++
+	case tn.dropped:
+		e.skips++
+		e.dropped++
+	}
+	if !tn.served || tn.start >= st.horizon {
+		return
+	}
+	if tn.start >= e.tailFrom {
+		e.tailServed++
+		if useful {
+			e.tailUseful++
+		}
+	}
+	if lo, hi := max(tn.start, e.tailFrom), min(tn.done, st.horizon); hi > lo {
+		e.tailBusy += hi - lo
+	}
+}
+
+// decide returns what an attempt arriving at t, whose client waits for its
+// answer until deadline, gets: the outcome, from which gateway (0 without
+// a pool), when admission was decided (or the attempt shed, skipped or
+// refused) and when the answer left the gateway. Without a capacity model
+// a gateway decides and answers on arrival; with one, see serve.
+func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (out outcome, g int, decided, answered time.Duration) {
 	adm := st.adm
 	if st.pool != nil {
 		g = st.pool.pick(t, c, a)
@@ -172,31 +322,103 @@ func (st *storm) decide(t time.Duration, c, a uint32) (out outcome, g int, decid
 		}
 		adm = st.pool.adms[g]
 	}
-	decided, answered = t, t
-	var q *models.HandshakeQueue
 	if st.queues != nil {
-		q = st.queues[g]
-		if q.DecidesOnArrival() {
-			decided = q.Decision(t)
-		} else {
-			decided = q.Start(t)
+		out, decided, answered = st.serve(g, adm, t, deadline)
+		return out, g, decided, answered
+	}
+	if adm.Admit(t) {
+		return admitted, g, t, t
+	}
+	return rejected, g, t, t
+}
+
+// serve passes an attempt arriving at t through gateway g's queue, and
+// records its turn in st.turn. The attempt first waits its turn (or,
+// with decide: arrival, is decided at once and then waits its turn if
+// admitted), nothing is decided before the gateway's stall ends, a full
+// queue sheds it, and with skip a turn that comes at or after the client's
+// deadline drops it.
+func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (out outcome, decided, answered time.Duration) {
+	q, tn := st.queues[g], &st.turn
+	*tn = turn{}
+	line := st.line(g, t)
+	if st.maxQueue > 0 && line.len() >= int64(st.maxQueue) {
+		return shed, t, t
+	}
+	tn.served = true
+	if q.DecidesOnArrival() {
+		decided = q.Decision(t)
+		tn.start = q.Start(decided)
+		if !adm.Admit(decided) {
+			tn.done = tn.start + q.RejectTime()
+			return rejected, decided, q.Book(decided, false)
 		}
+		st.queued(line, t, tn.start)
+		if st.skip && tn.start >= deadline {
+			tn.dropped = true
+			tn.done = q.Skip(tn.start)
+			return admitted, decided, tn.done
+		}
+		tn.done = q.Book(decided, true)
+		return admitted, decided, tn.done
+	}
+	tn.start = q.Start(t)
+	st.queued(line, t, tn.start)
+	if st.skip && tn.start >= deadline {
+		tn.done = q.Skip(tn.start)
+		return skipped, tn.start, tn.done
 	}
 	out = rejected
-	if adm.Admit(decided) {
+	if adm.Admit(tn.start) {
 		out = admitted
-		if st.pool != nil {
-			st.pool.conns[g]++
+	}
+	tn.done = q.Finish(tn.start, out == admitted)
+	return out, tn.start, tn.done
+}
+
+// line returns gateway g's waiting line as it stands at t, having first
+// taken its length at the end of every window before t.
+func (st *storm) line(g int, t time.Duration) *waitLine {
+	l := &st.end.lines[g]
+	st.sampleLine(l, g, t)
+	l.advance(t)
+	return l
+}
+
+// sampleLine records gateway g's waiting handshakes at each window end
+// before until (up to the horizon), while any are waiting. A sample at
+// end W counts the handshakes that arrived by W and whose turn starts
+// after W: every arrival up to W has been booked when it is taken.
+func (st *storm) sampleLine(l *waitLine, g int, until time.Duration) {
+	for l.len() > 0 {
+		w := st.rec.width
+		end := (l.sampled/w + 1) * w
+		if end >= until || end > st.horizon {
+			break
 		}
+		if st.rec.reach(end - 1); st.rec.width != w {
+			continue // the windows grew: the next end is further out
+		}
+		l.advance(end)
+		if n := l.len(); n > 0 && st.rec.tracked {
+			st.rec.waiting(end, g, n)
+		}
+		l.sampled = end
 	}
-	switch {
-	case q == nil:
-	case q.DecidesOnArrival():
-		answered = q.Book(decided, out == admitted)
-	default:
-		answered = q.Finish(decided, out == admitted)
+	if l.len() == 0 && until > 0 {
+		l.sampled = max(l.sampled, (until-1)/st.rec.width*st.rec.width)
 	}
-	return out, g, decided, answered
+}
+
+// queued books a handshake that arrived at t and whose turn starts at
+// start into its gateway's line, and tallies its wait.
+func (st *storm) queued(l *waitLine, t, start time.Duration) {
+	if start > t {
+		l.add(start)
+	}
+	if t < st.horizon {
+		st.end.waits.add(start - t)
+	}
 }
 
 // pool is the load balancer's view of the gateways: gateway 0 failed at

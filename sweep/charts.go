@@ -79,13 +79,18 @@ type seriesKey struct{ label, field, stat string }
 // charts draw: for each series, the value and the 95% confidence interval
 // of its mean at each point (NaN where a point has no such data).
 type chartValues struct {
-	replicated bool
-	index      map[seriesKey]int
-	v, lo, hi  [][]float64
+	index     map[seriesKey]int
+	v, lo, hi [][]float64
+	notes     map[string][]string // per policy, each point's outcomeNote (heat maps)
 }
 
 func newChartValues(m Manifest) *chartValues {
-	cv := &chartValues{index: map[seriesKey]int{}}
+	cv := &chartValues{index: map[seriesKey]int{}, notes: map[string][]string{}}
+	if len(m.Axes) == 2 {
+		for _, label := range m.Policies {
+			cv.notes[label] = []string{}
+		}
+	}
 	for _, c := range chartJobs(m) {
 		for _, label := range c.labels {
 			k := seriesKey{label, c.ref.Field, c.stat}
@@ -103,6 +108,9 @@ func (cv *chartValues) add(r *Record, sums []results.Summary) {
 	for k, i := range cv.index {
 		v, lo, hi := valueAt(sums, r.Replications, k)
 		cv.v[i], cv.lo[i], cv.hi[i] = append(cv.v[i], v), append(cv.lo[i], lo), append(cv.hi[i], hi)
+	}
+	for label, notes := range cv.notes {
+		cv.notes[label] = append(notes, outcomeNote(sums, r.Replications, label))
 	}
 }
 
@@ -141,7 +149,9 @@ func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
 			paths, err = s.WriteLines(dir, axes[0], lines, plots.Options{})
 		case 2:
 			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
-			paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, len(axes[0].Values), len(axes[1].Values)), plots.Options{})
+			nx, ny := len(axes[0].Values), len(axes[1].Values)
+			s.Notes = grid2(cv.notes[c.labels[0]], nx, ny)
+			paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, nx, ny), plots.Options{})
 		default:
 			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
 			paths, err = s.WriteSmallMultiples(dir, axes[0], axes[1], axes[2], grid3(v, len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)), plots.Options{})
@@ -152,6 +162,27 @@ func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// outcomeNote marks a point by the storms that did not end: "metastable"
+// when every replication was, "never ended" when some were and the rest
+// were cut by the horizon, "unfinished" when none was metastable but not
+// every one converged; "" where every replication converged or the runs
+// have no outcome.
+func outcomeNote(sums []results.Summary, replications int, label string) string {
+	meta, _, _ := valueAt(sums, replications, seriesKey{label, "metastable", "mean"})
+	conv, _, _ := valueAt(sums, replications, seriesKey{label, "converged", "mean"})
+	switch {
+	case meta == 1:
+		return "metastable"
+	case meta > 0 && meta+conv < 1:
+		return "never ended"
+	case meta > 0:
+		return fmt.Sprintf("%.0f%% metastable", 100*meta)
+	case conv < 1:
+		return "unfinished"
+	}
+	return ""
 }
 
 // valueAt is the statistic of one policy's metric at a point, with the 95%
@@ -182,10 +213,10 @@ func valueAt(sums []results.Summary, replications int, k seriesKey) (v, lo, hi f
 
 // grid2 arranges values in grid order (first axis slowest) as
 // grid[y][x] with the first axis on x.
-func grid2(v []float64, nx, ny int) [][]float64 {
-	g := make([][]float64, ny)
+func grid2[T any](v []T, nx, ny int) [][]T {
+	g := make([][]T, ny)
 	for y := range g {
-		g[y] = make([]float64, nx)
+		g[y] = make([]T, nx)
 		for x := range nx {
 			g[y][x] = v[x*ny+y]
 		}

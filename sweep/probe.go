@@ -31,17 +31,22 @@ func (p *Plan) Corners() []int {
 
 // Probe runs the points at indexes with replications runs per policy (0:
 // each point's own), in memory, on workers goroutines (0: every CPU), and
-// fails when a charted metric has no value at one of them: a sweep that
-// would chart nothing there. It is how a sweep file is tested without
+// fails when a charted metric has no value at any of them: a sweep whose
+// chart would be empty. A metric may lack a value at some points (a storm
+// that never converged has no convergence_ms); partial lists those, as
+// "convergence_ms at 3 of 4". It is how a sweep file is tested without
 // running its whole grid.
-func (p *Plan) Probe(indexes []int, replications, workers int) error {
+func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string, err error) {
 	if err := p.Check(nil); err != nil {
-		return err
+		return nil, err
 	}
+	type seen struct{ has, points int }
+	counts := map[string]*seen{}
+	var order []string
 	for _, i := range indexes {
 		pt, err := p.Point(i)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s := *pt.Scenario
 		if replications > 0 {
@@ -62,7 +67,7 @@ func (p *Plan) Probe(indexes []int, replications, workers int) error {
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rec := p.record(pr)
 		sums := rec.Summaries()
@@ -73,11 +78,26 @@ func (p *Plan) Probe(indexes []int, replications, workers int) error {
 				if !slices.ContainsFunc(s.Policies, func(x policies.Spec) bool { return x.Label == label }) {
 					continue // the policy is not at this point
 				}
-				if v, _, _ := valueAt(sums, s.Replications, seriesKey{label, c.ref.Field, c.stat}); math.IsNaN(v) {
-					return fmt.Errorf("sweep point %d (%s): metric %s has no value for policy %s", i, pt.ID, c.ref, label)
+				name := results.MetricRef{Policy: label, Field: c.ref.Field}.String()
+				if counts[name] == nil {
+					counts[name] = &seen{}
+					order = append(order, name)
+				}
+				counts[name].points++
+				if v, _, _ := valueAt(sums, s.Replications, seriesKey{label, c.ref.Field, c.stat}); !math.IsNaN(v) {
+					counts[name].has++
 				}
 			}
 		}
 	}
-	return nil
+	for _, name := range order {
+		c := counts[name]
+		switch {
+		case c.has == 0:
+			return nil, fmt.Errorf("metric %s has no value at any of the %d points run", name, c.points)
+		case c.has < c.points:
+			partial = append(partial, fmt.Sprintf("%s at %d of %d", name, c.has, c.points))
+		}
+	}
+	return partial, nil
 }

@@ -125,7 +125,7 @@ func TestRecordsMatchDirectRuns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want = append(want, res.ConvergenceMs)
+				want = append(want, *res.ConvergenceMs)
 			}
 			got, ok := r.Summaries()[pol].Metrics.Lookup("convergence_ms")
 			if r.Results[pol].Policy != spec.Label || !ok || !slices.Equal(got.Runs, want) {
