@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,6 +102,8 @@ func runCheck(e *env, args []string) error {
 		}
 		return " [" + t.file + "]"
 	}
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
 	passed, failed := 0, 0
 	for _, t := range targets {
 		if t.plan != nil {
@@ -114,11 +117,15 @@ func runCheck(e *env, args []string) error {
 			continue
 		}
 		stop := e.watchMemory(limits, t.estimate)
-		doc, err := results.BuildParallel(t.scenario, sf.policies, rf.workers)
+		doc, err := results.BuildWith(t.scenario, sf.policies, results.BuildOptions{Workers: rf.workers, Context: ctx})
 		stop()
+		if errors.Is(err, results.ErrStopped) {
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, passed, failed)}
+		}
 		if err != nil {
 			return err
 		}
+		warnHorizon(e.stderr, doc)
 		for _, c := range t.checks {
 			o := c.Eval(doc)
 			fmt.Fprintln(e.stdout, o.String()+suffix(t))

@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"stormsim/internal/budget"
+	"stormsim/internal/human"
 	"stormsim/internal/outdir"
+	"stormsim/internal/safetext"
 	"stormsim/plots"
 	"stormsim/results"
 )
@@ -15,7 +23,7 @@ func init() {
 	register(command{
 		name:    "run",
 		summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
-		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--format table|json] [-o DIR [--charts=false]]",
+		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false]]",
 		run:     run,
 	})
 }
@@ -33,11 +41,16 @@ func run(e *env, args []string) error {
 	charts := fs.Bool("charts", true, "with -o, draw the charts (PNG and SVG) into DIR")
 	var rf runFlags
 	rf.add(fs)
+	progress := fs.String("progress", "auto", "progress on stderr once a run takes more than a few seconds: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
 	if *format != "table" && *format != "json" {
 		return usageErrorf("stormsim run: --format must be table or json (got %q)", *format)
+	}
+	pr, err := newRunProgress(e, cmd.name, *progress)
+	if err != nil {
+		return err
 	}
 	if err := rf.check(cmd.name); err != nil {
 		return err
@@ -68,11 +81,21 @@ func run(e *env, args []string) error {
 		}
 	}
 	defer e.watchMemory(limits, est)()
-	res, err := results.BuildParallel(s, sf.policies, rf.workers)
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	pr.begin(results.Storms(s, len(specs)))
+	started := time.Now()
+	res, err := results.BuildWith(s, sf.policies, results.BuildOptions{Workers: rf.workers, Context: ctx, Progress: pr.report})
+	pr.end()
 	if err != nil {
 		dir.Abandon()
+		if errors.Is(err, results.ErrStopped) {
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
+				human.Duration(time.Since(started)))}
+		}
 		return err
 	}
+	warnHorizon(e.stderr, res)
 	// Standard output first: what ran is shown even if writing files fails.
 	if err := writeRun(e.stdout, res, *format); err != nil {
 		return err
@@ -94,6 +117,30 @@ func run(e *env, args []string) error {
 		}
 	}
 	return dir.RemoveStale(runFiles(), written)
+}
+
+// interruptible is a context cancelled by the first Ctrl-C (SIGINT) or
+// SIGTERM; a second one ends the process at once, as usual.
+func interruptible() (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// warnHorizon says, on w, which storms their horizon stopped before they
+// converged: their numbers are those of a storm still going on.
+func warnHorizon(w io.Writer, doc *results.Document) {
+	for _, r := range doc.Results {
+		o := r.OutcomeResult
+		if o == nil || o.Converged {
+			continue
+		}
+		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; horizon: in the config looks further\n",
+			safetext.Terminal(r.Policy), human.Millis(o.HorizonMs), o.Outcome, human.Count(o.Connected), human.Count(int64(r.Clients)))
+	}
 }
 
 // runFiles are the names of every file run -o may write.

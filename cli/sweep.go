@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"stormsim/config"
 	"stormsim/internal/budget"
@@ -85,12 +81,8 @@ func runSweep(e *env, args []string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("stormsim sweep: %w", err))
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := interruptible()
 	defer stopSignals()
-	go func() {
-		<-ctx.Done()
-		stopSignals() // a second Ctrl-C ends the process at once
-	}()
 	stopWatch := e.watchMemory(limits, est)
 	written, err := plan.Run(sweep.Options{Dir: dir.Path, Workers: rf.workers, Shard: shardI, Shards: shardN,
 		Resume: *resume, NoCharts: !*charts, Progress: pr, Context: ctx})

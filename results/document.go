@@ -3,7 +3,9 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -88,6 +90,32 @@ func Build(s *sim.Scenario, policyFilter []string) (*Document, error) {
 // collected by index, so the document is the same whatever workers is.
 // With one replication the document has no Replications or Summary.
 func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Document, error) {
+	return BuildWith(s, policyFilter, BuildOptions{Workers: workers})
+}
+
+// BuildOptions say how BuildWith runs its storms; none changes a byte of
+// the document.
+type BuildOptions struct {
+	Workers int // storms at once; 0 means runtime.GOMAXPROCS
+	// Context, when cancelled, stops every storm and BuildWith returns
+	// ErrStopped; nil never stops.
+	Context context.Context
+	// Progress, when set, is called from a storm's goroutine with where
+	// storm (its index among Storms) stands, every sim.ProgressEvery
+	// attempts, and with done true once it has finished.
+	Progress func(storm int, p sim.Progress, done bool)
+}
+
+// ErrStopped is a run stopped by its context before it finished.
+var ErrStopped = errors.New("stopped before the end")
+
+// Storms is how many storms BuildWith runs for s with n policies
+// selected; storm i is replication i/n of policy i%n.
+func Storms(s *sim.Scenario, n int) int { return n * max(1, s.Replications) }
+
+// BuildWith is BuildParallel with progress reports and a context that
+// stops it.
+func BuildWith(s *sim.Scenario, policyFilter []string, opt BuildOptions) (*Document, error) {
 	specs, err := SelectPolicies(s, policyFilter)
 	if err != nil {
 		return nil, err
@@ -98,11 +126,27 @@ func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Docume
 	for p := range runs {
 		runs[p] = NewRuns(reps)
 	}
-	err = ForEach(len(specs)*reps, workers, func(i int) error {
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err = ForEach(len(specs)*reps, opt.Workers, func(i int) error {
 		rep, p := i/len(specs), i%len(specs)
-		r, err := RunOne(s, specs[p], s.Seed+uint64(rep))
+		if ctx.Err() != nil {
+			return ErrStopped
+		}
+		report := func(pr sim.Progress) bool {
+			if opt.Progress != nil {
+				opt.Progress(i, pr, false)
+			}
+			return ctx.Err() == nil
+		}
+		r, err := RunOneWith(s, specs[p], s.Seed+uint64(rep), report)
 		if err != nil {
 			return err
+		}
+		if opt.Progress != nil {
+			opt.Progress(i, sim.Progress{}, true)
 		}
 		if reps > 1 {
 			runs[p].Add(rep, ResultMetrics(&r))
@@ -113,6 +157,9 @@ func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Docume
 		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrStopped
+		}
 		return nil, err
 	}
 	doc := New(s)
@@ -147,9 +194,28 @@ func New(s *sim.Scenario) *Document {
 // comes from seed. It is the unit of work that replications and parallel
 // runs schedule; it touches no shared state.
 func RunOne(s *sim.Scenario, spec policies.Spec, seed uint64) (sim.Result, error) {
+	return RunOneWith(s, spec, seed, nil)
+}
+
+// RunOneWith is RunOne calling report as sim.RunWithProgress does; when
+// report returns false the storm stops and RunOneWith returns ErrStopped.
+func RunOneWith(s *sim.Scenario, spec policies.Spec, seed uint64, report func(sim.Progress) bool) (sim.Result, error) {
 	b, err := policies.New(spec)
 	if err != nil {
 		return sim.Result{}, fmt.Errorf("policy %s: %w", spec.Label, err)
 	}
-	return sim.Run(s, b, seed), nil
+	if report == nil {
+		return sim.Run(s, b, seed), nil
+	}
+	stopped := false
+	r := sim.RunWithProgress(s, b, seed, func(p sim.Progress) bool {
+		if !report(p) {
+			stopped = true
+		}
+		return !stopped
+	})
+	if stopped {
+		return sim.Result{}, ErrStopped
+	}
+	return r, nil
 }

@@ -2,10 +2,12 @@ package results
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"stormsim/config"
@@ -169,3 +171,53 @@ func TestTableIsTerminalSafe(t *testing.T) {
 
 // msPtr returns a pointer to a time in ms, for a result's convergence.
 func msPtr(v float64) *float64 { return &v }
+
+// busy is a storm of some 3 M attempts: 800 clients retrying every
+// millisecond against one admission per 10 ms, so that it reports
+// progress (every sim.ProgressEvery attempts) many times.
+func busy(t *testing.T) *sim.Scenario {
+	t.Helper()
+	s, err := config.Parse("busy", []byte("clients: 800\nadmission: {kind: slots, slot: 10ms, per_slot: 1}\npolicies: [{name: none, min_gap: 1ms}]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestBuildWithReportsAndStops pins the run hooks: progress reports while
+// storms run and once each is done, a document identical to BuildParallel's,
+// and a cancelled context that stops a storm in the middle.
+func TestBuildWithReportsAndStops(t *testing.T) {
+	s := busy(t)
+	var mu sync.Mutex
+	reports, done := 0, 0
+	doc, err := BuildWith(s, nil, BuildOptions{Progress: func(storm int, p sim.Progress, finished bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			done++
+		} else if p.Attempts > 0 && p.Clients == 800 {
+			reports++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := BuildParallel(s, nil, 0)
+	a, _ := doc.JSON()
+	b, _ := plain.JSON()
+	if !bytes.Equal(a, b) || done != 1 || reports < 2 {
+		t.Errorf("same document %v, storms done %d, reports %d", bytes.Equal(a, b), done, reports)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stoppedAt := int64(0)
+	_, err = BuildWith(s, nil, BuildOptions{Context: ctx, Progress: func(_ int, p sim.Progress, finished bool) {
+		if !finished && stoppedAt == 0 {
+			stoppedAt = p.Attempts
+			cancel()
+		}
+	}})
+	if err != ErrStopped || stoppedAt == 0 || stoppedAt >= plain.Results[0].Attempts {
+		t.Errorf("error %v after %d of %d attempts, want ErrStopped in the middle", err, stoppedAt, plain.Results[0].Attempts)
+	}
+}

@@ -59,7 +59,7 @@ func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string
 		}
 		err = results.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
 			rep, pol := j/len(s.Policies), j%len(s.Policies)
-			r, err := runStorm(&s, pol, s.Seed+uint64(rep))
+			r, err := runStorm(&s, pol, s.Seed+uint64(rep), nil)
 			if err != nil {
 				return fmt.Errorf("sweep point %d (%s): %w", i, pt.ID, err)
 			}

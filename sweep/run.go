@@ -303,7 +303,10 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 					continue // drain: the dispatcher is stopping too
 				}
 				s := j.pr.pt.Scenario
-				r, err := runStorm(s, j.pol, s.Seed+uint64(j.rep))
+				r, err := runStorm(s, j.pol, s.Seed+uint64(j.rep), func(sim.Progress) bool { return ctx.Err() == nil })
+				if errors.Is(err, results.ErrStopped) {
+					continue // interrupted: its point stays unwritten
+				}
 				if err != nil {
 					fail(fmt.Errorf("sweep point %d (%s): %w", j.pr.pt.Index, j.pr.pt.ID, err))
 					continue
@@ -369,14 +372,15 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 	return nil
 }
 
-// runStorm runs one storm, turning a panic in the engine into an error.
-func runStorm(s *sim.Scenario, pol int, seed uint64) (r sim.Result, err error) {
+// runStorm runs one storm, stopping it when report returns false
+// (results.ErrStopped) and turning a panic in the engine into an error.
+func runStorm(s *sim.Scenario, pol int, seed uint64, report func(sim.Progress) bool) (r sim.Result, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			err = fmt.Errorf("the engine panicked: %v", x)
 		}
 	}()
-	return results.RunOne(s, s.Policies[pol], seed)
+	return results.RunOneWith(s, s.Policies[pol], seed, report)
 }
 
 // record is a finished point's line.
