@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -116,7 +117,7 @@ func ParseTolerance(s string) (float64, error) {
 // stormsim check --update-baseline. Every error names path and says what
 // is wrong in one line.
 func ReadDocument(path string) (*results.Document, error) {
-	data, err := os.ReadFile(path)
+	data, err := readDocument(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -125,6 +126,26 @@ func ReadDocument(path string) (*results.Document, error) {
 		return nil, fmt.Errorf("%s: cannot read: %v", path, err)
 	}
 	return ParseDocument(path, data)
+}
+
+// maxStreamedDocument bounds a document read from a pipe or a device,
+// whose size is not known before reading (a regular file is read whole).
+const maxStreamedDocument = 256 << 20
+
+func readDocument(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		return io.ReadAll(f)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStreamedDocument+1))
+	if err == nil && len(data) > maxStreamedDocument {
+		err = fmt.Errorf("more than %d MiB and not a regular file; is it a result document?", maxStreamedDocument>>20)
+	}
+	return data, err
 }
 
 // ParseDocument is ReadDocument for a document already in memory; name is
@@ -145,6 +166,22 @@ func ParseDocument(name string, data []byte) (*results.Document, error) {
 	var doc results.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: not a stormsim result document: %v", name, err)
+	}
+	// A policy is a document's key: two results (or summaries) of one
+	// would make its metrics ambiguous.
+	seen := map[string]bool{}
+	for _, r := range doc.Results {
+		if seen[r.Policy] {
+			return nil, fmt.Errorf("%s: not a valid result document: two results for policy %q", name, r.Policy)
+		}
+		seen[r.Policy] = true
+	}
+	clear(seen)
+	for _, s := range doc.Summary {
+		if seen[s.Policy] {
+			return nil, fmt.Errorf("%s: not a valid result document: two summaries for policy %q", name, s.Policy)
+		}
+		seen[s.Policy] = true
 	}
 	return &doc, nil
 }

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,14 +73,30 @@ func LoadSweep(path string) (*SweepFile, error) {
 	return ParseSweep(path, data)
 }
 
+// MaxFileBytes bounds a config or sweep file: anything larger is a
+// mistake (a log, a device such as /dev/zero), refused after reading
+// this much rather than read for ever.
+const MaxFileBytes = 16 << 20
+
 func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	fail := func(err error) ([]byte, error) {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
 		return nil, &Error{Where: path, Problem: "cannot read config: " + err.Error()}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Where: path, Problem: fmt.Sprintf("cannot read config: larger than %d MiB; is it a config?", MaxFileBytes>>20)}
 	}
 	return data, nil
 }

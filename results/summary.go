@@ -87,10 +87,14 @@ func (s MetricStat) Stat(name string) (float64, bool) {
 		return s.Min, true
 	case "max":
 		return s.Max, true
-	case "ci95_lo":
-		return s.CI95[0], len(s.CI95) == 2
-	case "ci95_hi":
-		return s.CI95[1], len(s.CI95) == 2
+	case "ci95_lo", "ci95_hi":
+		if len(s.CI95) != 2 {
+			return 0, false // a summary of no runs, or a document that lacks it
+		}
+		if name == "ci95_lo" {
+			return s.CI95[0], true
+		}
+		return s.CI95[1], true
 	}
 	return 0, false
 }

@@ -219,3 +219,16 @@ func TestSummaryTable(t *testing.T) {
 		t.Errorf("a single run wrote %q", b.String())
 	}
 }
+
+// TestStatOfAnEmptyIntervalIsNoData pins that a summary without its
+// interval (of no runs, or from a document that lacks it) has no
+// ci95_lo or ci95_hi rather than a crash.
+func TestStatOfAnEmptyIntervalIsNoData(t *testing.T) {
+	for _, s := range []MetricStat{Summarize("x", nil), {Name: "x", CI95: []float64{}}, {Name: "x", CI95: []float64{1}}} {
+		for _, stat := range []string{"ci95_lo", "ci95_hi"} {
+			if v, ok := s.Stat(stat); ok {
+				t.Errorf("%s of %+v = %v, want no data", stat, s, v)
+			}
+		}
+	}
+}

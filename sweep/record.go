@@ -88,6 +88,9 @@ func (r *Record) Summaries() []results.Summary {
 
 // check reports a line whose runs do not match its names.
 func (r *Record) check() error {
+	if r.Replications < 1 {
+		return fmt.Errorf("replications %d", r.Replications)
+	}
 	for _, pr := range r.Results {
 		names := r.Metrics
 		if pr.Metrics != nil {
