@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"stormsim/internal/outdir"
 	"stormsim/sweep"
 )
 
@@ -27,8 +28,13 @@ func merge(e *env, args []string) error {
 	if *out == "" || fs.NArg() == 0 {
 		return usageErrorf("stormsim merge: give the shard directories and -o OUT")
 	}
-	written, err := sweep.Merge(*out, fs.Args(), *charts)
+	dir, err := outdir.Prepare(*out)
 	if err != nil {
+		return badInput(fmt.Errorf("stormsim merge: %w", err))
+	}
+	written, err := sweep.Merge(dir.Path, fs.Args(), *charts)
+	if err != nil {
+		dir.Abandon()
 		return sweepError(err)
 	}
 	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), *out, len(written))

@@ -227,6 +227,8 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 		problem := "unknown key; valid keys: " + keyList(fields)
 		if best, ok := closestKey(name, fields); ok {
 			problem = "unknown key; did you mean " + best + "?"
+		} else if path == "" && (name == "axes" || name == "base" || name == "scenario") {
+			problem = "a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"
 		}
 		return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
 	})
