@@ -48,3 +48,17 @@ func TestValidatePrintsTheEstimate(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestValidateBoundsTheTimeOfAnAdmissionBoundStorm pins the time lower
+// bound for a storm admission holds back: 10^8 clients, 5 admitted per 10
+// ms (R = 500/s, B = 10), waits capped at 3.2 s, a 24 h horizon. The
+// client-seconds spent waiting are (4.32e7)^2/1000 + (1e8 - 43,200,010) x
+// 86,400 = 6.774e12, so each storm makes at least 6.774e12/3.2 - 1e8 =
+// 2.1167e12 attempts; two storms at 28 M attempts/s on each of 2 cores
+// take 75,596 s, 21 h.
+func TestValidateBoundsTheTimeOfAnAdmissionBoundStorm(t *testing.T) {
+	code, stdout, stderr := stormsim("validate", "-c", ownConfigs[0], "--set", "clients=1e8", "--max-memory", "16GiB", "--workers", "2")
+	if code != ExitOK || !strings.Contains(stdout, ", at least 21h00m of computing on 2 cores\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

@@ -208,7 +208,11 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 	if err != nil {
 		return nil, err
 	}
-	t.estimate = budget.Run(t.scenario, len(cat.Labels), limits, rf.workers)
+	specs, err := results.SelectPolicies(t.scenario, sf.policies)
+	if err != nil {
+		return nil, err
+	}
+	t.estimate = budget.Run(t.scenario, specs, limits, rf.workers)
 	if err := t.estimate.CheckRun(limits, t.scenario.Replications); err != nil {
 		return nil, rf.overBudget(err, doc)
 	}

@@ -68,7 +68,7 @@ func run(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	est := budget.Run(s, len(specs), limits, rf.workers)
+	est := budget.Run(s, specs, limits, rf.workers)
 	if err := est.CheckRun(limits, s.Replications); err != nil {
 		return rf.overBudget(err, doc)
 	}
@@ -79,6 +79,10 @@ func run(e *env, args []string) error {
 		if dir, err = outdir.Prepare(*outDir); err != nil {
 			return badInput(fmt.Errorf("stormsim run: %w", err))
 		}
+	}
+	if pr != nil && est.MinTime >= LongRun {
+		fmt.Fprintf(e.stderr, "stormsim run: at least %s of computing ahead (%s storms of up to %s clients on %d cores, about %s of memory); Ctrl-C stops it\n",
+			human.Duration(est.MinTime), human.Count(est.Storms), human.Count(int64(est.Clients)), min(est.Concurrent, limits.Cores), human.Bytes(est.MemoryBytes))
 	}
 	defer e.watchMemory(limits, est)()
 	ctx, stopSignals := interruptible()
@@ -118,6 +122,10 @@ func run(e *env, args []string) error {
 	}
 	return dir.RemoveStale(runFiles(), written)
 }
+
+// LongRun is the least computing time estimated before a run for which
+// run says so before it starts.
+const LongRun = time.Minute
 
 // interruptible is a context cancelled by the first Ctrl-C (SIGINT) or
 // SIGTERM; a second one ends the process at once, as usual.

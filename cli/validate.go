@@ -46,7 +46,7 @@ func validate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	est := budget.Run(s, len(specs), limits, rf.workers)
+	est := budget.Run(s, specs, limits, rf.workers)
 	if err := est.CheckRun(limits, s.Replications); err != nil {
 		return rf.overBudget(err, doc)
 	}

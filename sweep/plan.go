@@ -12,6 +12,7 @@ import (
 	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
+	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
 )
@@ -227,6 +228,11 @@ func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
 	sh.Points++
 	sh.Storms += storms
 	sh.ClientStorms += float64(storms) * float64(s.Clients)
+	for _, spec := range s.Policies {
+		if b, err := policies.New(spec); err == nil {
+			sh.MinAttempts += float64(s.Replications) * budget.MinAttempts(s, b)
+		}
+	}
 	sh.Models = sh.Models || len(results.ModelsOn(s)) > 0
 	sh.MaxClients = max(sh.MaxClients, s.Clients)
 	sh.MaxStormBytes = max(sh.MaxStormBytes, budget.StormBytes(s))

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"stormsim/internal/human"
+	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
 )
@@ -156,22 +157,29 @@ type Estimate struct {
 	MinTime     time.Duration // computing time, a lower bound
 }
 
-// Run estimates stormsim run (and check) of s with policies selected
-// policies, on workers goroutines (0: every core).
-func Run(s *sim.Scenario, policies int, limits Limits, workers int) Estimate {
+// Run estimates stormsim run (and check) of s with the selected policies
+// (specs), on workers goroutines (0: every core).
+func Run(s *sim.Scenario, specs []policies.Spec, limits Limits, workers int) Estimate {
 	reps := int64(max(1, s.Replications))
-	e := Estimate{Storms: int64(policies) * reps, Clients: s.Clients, StormBytes: StormBytes(s)}
+	n := len(specs)
+	e := Estimate{Storms: int64(n) * reps, Clients: s.Clients, StormBytes: StormBytes(s)}
 	e.Concurrent = concurrent(e.Storms, limits, workers)
 	values := int64(MetricsPerResult(s))
 	e.KeptBytes = e.Storms * values * ValueBytes
-	e.OutputBytes = 64<<10 + int64(policies)*values*JSONValueBytes
+	e.OutputBytes = 64<<10 + int64(n)*values*JSONValueBytes
 	if reps > 1 {
 		e.OutputBytes += e.Storms * values * JSONValueBytes
 	}
 	// The document is built in memory, indented into a second buffer and
 	// written from it: three copies at the peak.
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes + 3*e.OutputBytes
-	e.MinTime = MinTime(e.Storms*int64(s.Clients), models(s), min(e.Concurrent, limits.Cores))
+	attempts := 0.0
+	for _, spec := range specs {
+		if b, err := policies.New(spec); err == nil {
+			attempts += MinAttempts(s, b)
+		}
+	}
+	e.MinTime = MinTime(attempts*float64(reps), models(s), min(e.Concurrent, limits.Cores))
 	return e
 }
 
@@ -200,12 +208,12 @@ func models(s *sim.Scenario) bool {
 
 // MinTime is the least computing time of attempts attempts on cores
 // cores.
-func MinTime(attempts int64, withModels bool, cores int) time.Duration {
+func MinTime(attempts float64, withModels bool, cores int) time.Duration {
 	rate := CoreAttemptsPerSecond
 	if withModels {
 		rate = ModelAttemptsPerSecond
 	}
-	seconds := float64(attempts) / (rate * float64(max(1, cores)))
+	seconds := attempts / (rate * float64(max(1, cores)))
 	if seconds > float64(math.MaxInt64/int64(time.Second)) {
 		return time.Duration(math.MaxInt64)
 	}

@@ -84,7 +84,7 @@ func TestRunEstimate(t *testing.T) {
 	limits := Limits{MemoryBytes: 8 << 30, MemoryFrom: "test", Cores: 2}
 	s := shape(t, "core, slots", 1000)
 	s.Replications = 10
-	e := Run(s, 2, limits, 0)
+	e := Run(s, append(s.Policies, s.Policies[0]), limits, 0)
 	values := int64(MetricsPerResult(s))
 	// 2 policies x 10 replications; 2 at once on 2 cores.
 	if e.Storms != 20 || e.Concurrent != 2 || e.Clients != 1000 {
@@ -109,7 +109,7 @@ func TestRunEstimate(t *testing.T) {
 	if err := e.CheckRun(limits, 10); err != nil {
 		t.Errorf("a small run refused: %v", err)
 	}
-	if e := Run(s, 2, limits, 1); e.Concurrent != 1 {
+	if e := Run(s, append(s.Policies, s.Policies[0]), limits, 1); e.Concurrent != 1 {
 		t.Errorf("--workers 1: %d at once", e.Concurrent)
 	}
 }
@@ -118,7 +118,7 @@ func TestCheckRunNamesTheKeyToChange(t *testing.T) {
 	limits := Limits{MemoryBytes: 1 << 30, MemoryFrom: "budget from the test", Cores: 2}
 	huge := shape(t, "core, slots", 1000)
 	huge.Clients = 2_000_000_000
-	err := Run(huge, 2, limits, 0).CheckRun(limits, 1)
+	err := Run(huge, append(huge.Policies, huge.Policies[0]), limits, 0).CheckRun(limits, 1)
 	// 2e9 clients x 32 B + 4 MiB = 59.6 GiB a storm, two at once, plus 64
 	// MiB for the process and a few KiB of values: 119 GiB.
 	oe, ok := err.(*OverError)
@@ -127,7 +127,7 @@ func TestCheckRunNamesTheKeyToChange(t *testing.T) {
 	}
 	many := shape(t, "core, slots", 1000)
 	many.Replications = 1_000_000_000
-	err = Run(many, 2, limits, 0).CheckRun(limits, many.Replications)
+	err = Run(many, append(many.Policies, many.Policies[0]), limits, 0).CheckRun(limits, many.Replications)
 	if oe, ok := err.(*OverError); !ok || oe.Key != "replications" || !strings.HasPrefix(oe.Message, "1,000,000,000 replications (2,000,000,000 storms) keep about ") ||
 		!strings.HasSuffix(oe.Message, ": lower replications") {
 		t.Errorf("replications: %v", err)

@@ -19,7 +19,8 @@ func SweepWindow(workers int) int { return max(4, 2*workers) }
 type SweepShape struct {
 	Points        int     // points to run
 	Storms        int64   // storms over those points
-	ClientStorms  float64 // the sum of every storm's clients: the least attempts
+	ClientStorms  float64 // the sum of every storm's clients
+	MinAttempts   float64 // the least attempts of every storm (MinAttempts)
 	Models        bool    // some point turns a model on
 	MaxClients    int     // the largest storm's clients
 	MaxStormBytes int64   // the largest storm's memory
@@ -40,7 +41,7 @@ func Sweep(sh SweepShape, limits Limits, workers int) Estimate {
 	e.KeptBytes = window*sh.PointValues*(ValueBytes+JSONValueBytes) + sh.ChartValues*3*ValueBytes
 	e.OutputBytes = sh.OutputBytes + int64(sh.ChartFiles)*ChartFileBytes
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes
-	e.MinTime = MinTime(int64(min(sh.ClientStorms, 1<<62)), sh.Models, min(e.Concurrent, limits.Cores))
+	e.MinTime = MinTime(sh.MinAttempts, sh.Models, min(e.Concurrent, limits.Cores))
 	return e
 }
 
