@@ -167,3 +167,38 @@ func TestWatchCallsOverOnce(t *testing.T) {
 		t.Fatal("a process over a 1 MiB limit was not reported")
 	}
 }
+
+// TestCheckSweepNamesTheKeyToChange pins which key a sweep's refusal
+// names: the memory first, then the disk, blamed on replications when one
+// replication a point would fit, else on the grid.
+func TestCheckSweepNamesTheKeyToChange(t *testing.T) {
+	limits := Limits{MemoryBytes: 1 << 30, MemoryFrom: "test", Cores: 2}
+	sh := SweepShape{Points: 25, Storms: 50, ClientStorms: 3000, MaxClients: 60, MaxStormBytes: 1 << 20, PointValues: 60, OutputBytes: 10 << 30}
+	for _, tt := range []struct {
+		name         string
+		change       func(sh *SweepShape)
+		replications int
+		free         int64
+		key          string
+	}{
+		{"fits", func(*SweepShape) {}, 2, 100 << 30, ""},
+		{"unknown free disk", func(*SweepShape) {}, 2, -1, ""},
+		{"the grid fills the disk", func(*SweepShape) {}, 1, 1 << 30, "axes"},
+		{"replications fill the disk", func(*SweepShape) {}, 100, 1 << 30, "replications"},
+		{"replications fill memory before the disk", func(sh *SweepShape) { sh.PointValues = 1 << 40 }, 100, 1 << 20, "replications"},
+		{"clients fill memory", func(sh *SweepShape) { sh.MaxStormBytes = 1 << 40 }, 1, 100 << 30, "clients"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := sh
+			tt.change(&s)
+			err := Sweep(s, limits, 0).CheckSweep(limits, tt.free, tt.replications, "out")
+			key := ""
+			if oe, ok := err.(*OverError); ok {
+				key = oe.Key
+			}
+			if key != tt.key {
+				t.Errorf("error %v, want key %q", err, tt.key)
+			}
+		})
+	}
+}

@@ -48,16 +48,22 @@ func Sweep(sh SweepShape, limits Limits, workers int) Estimate {
 // CheckSweep refuses a sweep estimate beyond the memory budget or the
 // free disk at the output (freeDisk < 0: unknown).
 func (e Estimate) CheckSweep(limits Limits, freeDisk int64, replications int, dir string) error {
+	if e.MemoryBytes > limits.MemoryBytes {
+		if int64(e.Concurrent)*e.StormBytes >= e.KeptBytes {
+			return e.CheckRun(limits, replications)
+		}
+		return &OverError{Key: "replications", Message: fmt.Sprintf("%s replications keep about %s of per-run values for the points in flight, about %s of memory in all, over the budget of %s (%s): lower replications",
+			human.Count(int64(replications)), human.Bytes(e.KeptBytes), human.Bytes(e.MemoryBytes), human.Bytes(limits.MemoryBytes), limits.MemoryFrom)}
+	}
 	if freeDisk >= 0 && e.OutputBytes > freeDisk {
+		// Each run's values fill the lines: with one replication a point
+		// would take about 1/replications of the room.
+		if replications > 1 && e.OutputBytes/int64(replications) <= freeDisk {
+			return &OverError{Key: "replications", Message: fmt.Sprintf("%s replications a point write about %s, more than the %s free at %s: lower replications, or another -o",
+				human.Count(int64(replications)), human.Bytes(e.OutputBytes), human.Bytes(freeDisk), dir)}
+		}
 		return &OverError{Key: "axes", Message: fmt.Sprintf("the sweep writes about %s, more than the %s free at %s: fewer points, or another -o",
 			human.Bytes(e.OutputBytes), human.Bytes(freeDisk), dir)}
 	}
-	if e.MemoryBytes <= limits.MemoryBytes {
-		return nil
-	}
-	if int64(e.Concurrent)*e.StormBytes >= e.KeptBytes {
-		return e.CheckRun(limits, replications)
-	}
-	return &OverError{Key: "replications", Message: fmt.Sprintf("%s replications keep about %s of per-run values for the points in flight, about %s of memory in all, over the budget of %s (%s): lower replications",
-		human.Count(int64(replications)), human.Bytes(e.KeptBytes), human.Bytes(e.MemoryBytes), human.Bytes(limits.MemoryBytes), limits.MemoryFrom)}
+	return nil
 }
