@@ -65,7 +65,18 @@ func runSweep(e *env, args []string) error {
 	if shardN > 1 {
 		grid = fmt.Sprintf("%s of %s: shard %d/%d", human.Count(int64(points)), grid, shardI, shardN)
 	}
-	if err := plan.Check(func(done int) { pr.Checking(name+": "+grid, done, plan.Size) }); err != nil {
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	err = plan.Check(func(done int) bool {
+		pr.Checking(name+": "+grid, done, plan.Size)
+		return ctx.Err() == nil
+	})
+	var ie *sweep.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
+			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))}
+	}
+	if err != nil {
 		return badInput(err)
 	}
 	est := budget.Sweep(shardShape(plan.Shape(), points, plan.Size, shardN > 1), limits, rf.workers)
@@ -81,13 +92,10 @@ func runSweep(e *env, args []string) error {
 	if err != nil {
 		return badInput(fmt.Errorf("stormsim sweep: %w", err))
 	}
-	ctx, stopSignals := interruptible()
-	defer stopSignals()
 	stopWatch := e.watchMemory(limits, est)
 	written, err := plan.Run(sweep.Options{Dir: dir.Path, Workers: rf.workers, Shard: shardI, Shards: shardN,
 		Resume: *resume, NoCharts: !*charts, Progress: pr, Context: ctx})
 	stopWatch()
-	var ie *sweep.InterruptedError
 	if errors.As(err, &ie) {
 		what := fmt.Sprintf("interrupted: %s of %s points are in %s, each line whole; continue with", human.Count(int64(ie.Done)), human.Count(int64(ie.Points)), ie.File)
 		if ie.Finishing {

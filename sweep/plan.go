@@ -146,8 +146,9 @@ func (p *Plan) Dimensions() string {
 // sweep's Hash, policy labels and replications, what the points ask of the
 // machine (Shape) and whether every charted metric can have data. It keeps
 // nothing per point but its cost. progress, when set, is called now and
-// then with the points checked so far.
-func (p *Plan) Check(progress func(done int)) error {
+// then with the points checked so far; when it returns false the check
+// stops with an *InterruptedError.
+func (p *Plan) Check(progress func(done int) bool) error {
 	if p.checked {
 		return nil
 	}
@@ -158,8 +159,8 @@ func (p *Plan) Check(progress func(done int)) error {
 	modelsOn := map[string]bool{}
 	var sh budget.SweepShape
 	for i := range p.Size {
-		if progress != nil && i%1024 == 0 {
-			progress(i)
+		if progress != nil && i%1024 == 0 && !progress(i) {
+			return &InterruptedError{Done: i, Points: p.Size, Checking: true}
 		}
 		pt, err := p.Point(i)
 		if err != nil {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,26 @@ func TestGridArrangement(t *testing.T) {
 	g2 := grid2([]float64{0, 1, 2, 10, 11, 12}, 2, 3) // x in {0, 10}, y in {0, 1, 2}
 	if g2[2][1] != 12 || g2[0][1] != 10 || g2[1][0] != 1 {
 		t.Errorf("grid2 %v", g2)
+	}
+}
+
+// TestCheckStopsWhenAsked pins that the check of a grid stops when its
+// progress callback says so (Ctrl-C while a large grid is checked).
+func TestCheckStopsWhenAsked(t *testing.T) {
+	f, err := config.ParseSweep("s.yaml", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := open(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Check(func(int) bool { return false })
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !ie.Checking || ie.Done != 0 || ie.Points != 6 {
+		t.Errorf("error %v, want an interrupted check of 0 of 6 points", err)
+	}
+	if err := p.Check(func(int) bool { return true }); err != nil || p.Hash == "" {
+		t.Errorf("a check let run: %v", err)
 	}
 }

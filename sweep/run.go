@@ -51,9 +51,15 @@ type InterruptedError struct {
 	// Finishing: every point had run; sweep.csv and the charts were
 	// being written (--resume writes them).
 	Finishing bool
+	// Checking: the plan was checking its points (Done of Points);
+	// nothing had run.
+	Checking bool
 }
 
 func (e *InterruptedError) Error() string {
+	if e.Checking {
+		return fmt.Sprintf("interrupted while checking the grid: %d of %d points checked, nothing run", e.Done, e.Points)
+	}
 	if e.Finishing {
 		return fmt.Sprintf("interrupted while writing the CSV and charts: all %d points are in %s", e.Points, e.File)
 	}
