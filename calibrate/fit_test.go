@@ -29,7 +29,7 @@ func TestFitLognormal(t *testing.T) {
 	cases := []struct {
 		name           string
 		samples        []float64
-		wantDist       string
+		wantDist       models.DistKind
 		wantMedian     time.Duration
 		wantSigma      float64
 		sigmaTolerance float64

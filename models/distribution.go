@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/gonum/mathext"
 
 	"stormsim/policies"
 )
@@ -22,7 +22,7 @@ import (
 // gives when no textbook shape fits it (stormsim calibrate writes the
 // clients' detection delays this way).
 type Distribution struct {
-	Dist   string        `yaml:"dist"`   // "fixed" (default), "uniform", "lognormal" or "empirical"
+	Dist   DistKind      `yaml:"dist"`   // DistFixed (also ""), DistUniform, DistLognormal or DistEmpirical
 	Value  time.Duration `yaml:"value"`  // fixed: the duration
 	Min    time.Duration `yaml:"min"`    // uniform: lower end, inclusive
 	Max    time.Duration `yaml:"max"`    // uniform: upper end, exclusive
@@ -32,7 +32,23 @@ type Distribution struct {
 	// Points are an empirical distribution's quantiles, ascending, at least
 	// 2 and at most MaxPoints.
 	Points []time.Duration `yaml:"points,omitempty"`
+
+	// Set by Validate, so that a lognormal sample needs no logarithm and
+	// no second look at its parameters.
+	mu    float64       // ln(Median)
+	upper time.Duration // the cap
 }
+
+// DistKind is a distribution's family (Distribution.Dist).
+type DistKind string
+
+// The distribution families.
+const (
+	DistFixed     DistKind = "fixed"
+	DistUniform   DistKind = "uniform"
+	DistLognormal DistKind = "lognormal"
+	DistEmpirical DistKind = "empirical"
+)
 
 // MaxPoints bounds an empirical distribution's quantiles.
 const MaxPoints = 1001
@@ -40,15 +56,15 @@ const MaxPoints = 1001
 // Validate checks the distribution's parameters.
 func (d *Distribution) Validate() error {
 	switch d.Dist {
-	case "", "fixed":
+	case "", DistFixed:
 		if d.Value < 0 {
 			return &policies.ParamError{Key: "value", Problem: "must be >= 0", Got: d.Value}
 		}
-	case "uniform":
+	case DistUniform:
 		if d.Min < 0 || d.Max <= d.Min {
 			return &policies.ParamError{Key: "max", Problem: "must be > min >= 0", Got: d.Max}
 		}
-	case "lognormal":
+	case DistLognormal:
 		if d.Median <= 0 {
 			return &policies.ParamError{Key: "median", Problem: "must be > 0", Got: d.Median}
 		}
@@ -58,7 +74,8 @@ func (d *Distribution) Validate() error {
 		if d.Cap < 0 || (d.Cap > 0 && d.Cap < d.Median) {
 			return &policies.ParamError{Key: "cap", Problem: "must be >= median", Got: d.Cap}
 		}
-	case "empirical":
+		d.mu, d.upper = math.Log(float64(d.Median)), d.Upper()
+	case DistEmpirical:
 		if len(d.Points) < 2 || len(d.Points) > MaxPoints {
 			return &policies.ParamError{Key: "points", Problem: fmt.Sprintf("must list 2 to %d quantiles", MaxPoints), Got: len(d.Points)}
 		}
@@ -70,7 +87,7 @@ func (d *Distribution) Validate() error {
 	default:
 		return &policies.ParamError{Key: "dist", Problem: "must be fixed, uniform, lognormal or empirical", Got: d.Dist}
 	}
-	if d.Dist != "empirical" && len(d.Points) > 0 {
+	if d.Dist != DistEmpirical && len(d.Points) > 0 {
 		return &policies.ParamError{Key: "points", Problem: "apply to dist: empirical only", Got: d.Dist}
 	}
 	return nil
@@ -78,20 +95,26 @@ func (d *Distribution) Validate() error {
 
 // IsZero reports whether the distribution always gives 0.
 func (d *Distribution) IsZero() bool {
-	return d == nil || ((d.Dist == "" || d.Dist == "fixed") && d.Value == 0)
+	return d == nil || ((d.Dist == "" || d.Dist == DistFixed) && d.Value == 0)
 }
 
 // Sample maps 64 random bits to a duration of the distribution.
 func (d *Distribution) Sample(u uint64) time.Duration {
 	switch d.Dist {
-	case "uniform":
+	case DistUniform:
 		return d.Min + policies.UniformDuration(u, d.Max-d.Min)
-	case "lognormal":
-		// Inverse transform through gonum; p is kept inside (0, 1).
+	case DistLognormal:
+		// Inverse transform, exp(mu + sigma * Phi^-1(p)) as gonum's
+		// distuv.LogNormal.Quantile computes it; p is kept inside (0, 1).
+		// The conversion keeps the product from being fused into the sum,
+		// which some architectures would round differently.
 		p := (float64(u>>11) + 0.5) / (1 << 53)
-		ln := distuv.LogNormal{Mu: math.Log(float64(d.Median)), Sigma: d.Sigma}
-		return min(time.Duration(math.Round(ln.Quantile(p))), d.Upper())
-	case "empirical":
+		mu, upper := d.mu, d.upper
+		if upper == 0 { // not validated
+			mu, upper = math.Log(float64(d.Median)), d.Upper()
+		}
+		return min(time.Duration(math.Round(math.Exp(mu+float64(d.Sigma*mathext.NormalQuantile(p))))), upper)
+	case DistEmpirical:
 		// u picks a segment and the place in it, in integers: exact and
 		// the same on every machine.
 		seg, frac := bits.Mul64(u, uint64(len(d.Points)-1))
@@ -104,14 +127,14 @@ func (d *Distribution) Sample(u uint64) time.Duration {
 // Upper bounds every sample.
 func (d *Distribution) Upper() time.Duration {
 	switch d.Dist {
-	case "uniform":
+	case DistUniform:
 		return d.Max
-	case "lognormal":
+	case DistLognormal:
 		if d.Cap > 0 {
 			return d.Cap
 		}
 		return 100 * d.Median
-	case "empirical":
+	case DistEmpirical:
 		return d.Points[len(d.Points)-1]
 	}
 	return d.Value
@@ -120,16 +143,16 @@ func (d *Distribution) Upper() time.Duration {
 // Mean is the distribution's mean (lognormal: median * exp(sigma^2/2), ignoring the cap).
 func (d *Distribution) Mean() time.Duration {
 	switch d.Dist {
-	case "empirical":
+	case DistEmpirical:
 		// Each segment holds 1/(n-1) of the mass, uniform: its midpoint.
 		var sum float64
 		for i := 1; i < len(d.Points); i++ {
 			sum += float64(d.Points[i-1]+d.Points[i]) / 2
 		}
 		return time.Duration(math.Round(sum / float64(len(d.Points)-1)))
-	case "uniform":
+	case DistUniform:
 		return (d.Min + d.Max) / 2
-	case "lognormal":
+	case DistLognormal:
 		return time.Duration(float64(d.Median) * math.Exp(d.Sigma*d.Sigma/2))
 	}
 	return d.Value

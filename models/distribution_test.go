@@ -1,9 +1,13 @@
 package models
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // TestEmpiricalSample: quantiles 0, 10 ms, 30 ms at probabilities 0, 1/2,
@@ -53,6 +57,35 @@ func TestEmpiricalValidate(t *testing.T) {
 	} {
 		if err := c.d.Validate(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", c.d, err, c.want)
+		}
+	}
+}
+
+// TestLognormalSampleIsGonumsQuantile: a lognormal sample is gonum's
+// distuv.LogNormal quantile at p = (u>>11 + 1/2) / 2^53, rounded to the
+// nanosecond and capped, validated or not.
+func TestLognormalSampleIsGonumsQuantile(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, d := range []Distribution{
+		{Dist: "lognormal", Median: 30 * time.Millisecond, Sigma: 0.5},
+		{Dist: "lognormal", Median: 7 * time.Microsecond, Sigma: 2.5, Cap: time.Second},
+		{Dist: "lognormal", Median: 1, Sigma: 0.1},
+	} {
+		raw := d
+		if err := d.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		ln := distuv.LogNormal{Mu: math.Log(float64(d.Median)), Sigma: d.Sigma}
+		for range 100_000 {
+			u := r.Uint64()
+			p := (float64(u>>11) + 0.5) / (1 << 53)
+			want := min(time.Duration(math.Round(ln.Quantile(p))), d.Upper())
+			if got := d.Sample(u); got != want {
+				t.Fatalf("%+v: Sample(%#x) = %v, want %v", d, u, got, want)
+			}
+			if got := raw.Sample(u); got != want {
+				t.Fatalf("%+v unvalidated: Sample(%#x) = %v, want %v", raw, u, got, want)
+			}
 		}
 	}
 }

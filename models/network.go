@@ -97,41 +97,99 @@ func (n *NetworkSpec) IsZero() bool {
 // the server and the time from arrival to the answer reaching the client,
 // drawn for the attempt alone (as without SharedEvery).
 func (n *NetworkSpec) Legs(seed, c, attempt uint64) (out, back time.Duration) {
-	out, back = n.oneWay(seed, attempt, c, attempt)
-	return out, back + n.serverTime(seed, c, attempt, true)
+	d := n.Draws(seed)
+	out, back = d.Trip(c, attempt)
+	return out, back + d.WorkTime(c, attempt, true)
+}
+
+// Out is NetworkDraws.Out for one draw.
+func (n *NetworkSpec) Out(seed, c, attempt uint64, sent time.Duration) time.Duration {
+	d := n.Draws(seed)
+	return d.Out(c, attempt, sent)
+}
+
+// Back is NetworkDraws.Back for one draw.
+func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool, at time.Duration) time.Duration {
+	d := n.Draws(seed)
+	return d.Back(c, attempt, admitted, at)
+}
+
+// Independent reports whether every attempt draws its own delays (no
+// SharedEvery): then an attempt's delays depend on nothing but the
+// attempt, and Trip may draw them again whenever they are needed.
+func (n *NetworkSpec) Independent() bool { return n.SharedEvery <= 0 }
+
+// RTTOnly reports whether every leg of every attempt is a half of its rtt
+// (no measured legs) and drawn for the attempt alone: then one rtt draw
+// gives both of an attempt's legs (NetworkDraws.RTT).
+func (n *NetworkSpec) RTTOnly() bool {
+	return n.Independent() && n.OutLeg == nil && n.BackLeg == nil && n.FirstOutLeg == nil && n.FirstBackLeg == nil
+}
+
+// NetworkDraws are a run's network delays: the spec with the stream keys of
+// the run's seed computed once, so that each delay costs two mixes of the
+// draw function rather than three.
+type NetworkDraws struct {
+	spec                       *NetworkSpec
+	network, server, out, back uint64 // policies.StreamKey of each stream
+}
+
+// Draws returns the network's delays for the run seeded with seed.
+func (n *NetworkSpec) Draws(seed uint64) NetworkDraws {
+	return NetworkDraws{spec: n, network: policies.StreamKey(seed, policies.StreamNetwork),
+		server: policies.StreamKey(seed, policies.StreamServerTime),
+		out:    policies.StreamKey(seed, policies.StreamOutLeg), back: policies.StreamKey(seed, policies.StreamBackLeg)}
+}
+
+// Trip returns the two network legs of client c's attempt number attempt,
+// without server time, for an Independent network: the same out leg as
+// Out, and the back leg that Back adds server time to.
+func (d *NetworkDraws) Trip(c, attempt uint64) (out, back time.Duration) {
+	return d.oneWay(attempt, c, attempt)
+}
+
+// RTT is the rtt of client c's attempt number attempt, for an RTTOnly
+// network: its out leg is rtt/2 and its back leg rtt - rtt/2.
+func (d *NetworkDraws) RTT(c, attempt uint64) time.Duration { return d.rtt(attempt, c, attempt) }
+
+// WorkTime is what Back adds to the back leg: the server time of client
+// c's attempt number attempt, or its reject time when it was not admitted
+// and reject_time is set.
+func (d *NetworkDraws) WorkTime(c, attempt uint64, admitted bool) time.Duration {
+	n := d.spec
+	dist := &n.ServerTime
+	switch {
+	case !admitted && n.RejectTime != nil:
+		dist = n.RejectTime
+	case attempt == 1 && n.FirstServerTime != nil:
+		dist = n.FirstServerTime
+	}
+	if dist.IsZero() {
+		return 0
+	}
+	// Always drawn for the attempt alone: the work is the attempt's own.
+	return dist.Sample(policies.DrawKeyed(d.server, c, attempt))
 }
 
 // Out is the time from client c's attempt number attempt, sent at sent, to
 // its reaching the server's decision.
-func (n *NetworkSpec) Out(seed, c, attempt uint64, sent time.Duration) time.Duration {
+func (d *NetworkDraws) Out(c, attempt uint64, sent time.Duration) time.Duration {
+	n := d.spec
 	kc, ka := n.drawKey(c, attempt, sent)
-	if d := leg(n.FirstOutLeg, n.OutLeg, attempt); d != nil {
-		return d.Sample(policies.Draw(seed, kc, ka, policies.StreamOutLeg))
+	if l := leg(n.FirstOutLeg, n.OutLeg, attempt); l != nil {
+		return l.Sample(policies.DrawKeyed(d.out, kc, ka))
 	}
-	return n.rtt(seed, attempt, kc, ka) / 2
+	return d.rtt(attempt, kc, ka) / 2
 }
 
 // Back is the time from client c's attempt number attempt being decided at
 // at to its answer reaching the client: the back leg (or the rtt's longer
 // half) and the server time, reject_time instead for one not admitted when
 // set (drawn from the same stream as server_time).
-func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool, at time.Duration) time.Duration {
-	kc, ka := n.drawKey(c, attempt, at)
-	_, back := n.oneWay(seed, attempt, kc, ka)
-	return back + n.serverTime(seed, c, attempt, admitted)
-}
-
-// serverTime draws an attempt's server time, always for the attempt alone:
-// the work is the attempt's own.
-func (n *NetworkSpec) serverTime(seed, c, attempt uint64, admitted bool) time.Duration {
-	d := &n.ServerTime
-	switch {
-	case !admitted && n.RejectTime != nil:
-		d = n.RejectTime
-	case attempt == 1 && n.FirstServerTime != nil:
-		d = n.FirstServerTime
-	}
-	return d.Sample(policies.Draw(seed, c, attempt, policies.StreamServerTime))
+func (d *NetworkDraws) Back(c, attempt uint64, admitted bool, at time.Duration) time.Duration {
+	kc, ka := d.spec.drawKey(c, attempt, at)
+	_, back := d.oneWay(attempt, kc, ka)
+	return back + d.WorkTime(c, attempt, admitted)
 }
 
 // sharedAttempt stands for the attempt in the key of a shared draw (see
@@ -151,19 +209,40 @@ func (n *NetworkSpec) drawKey(c, attempt uint64, t time.Duration) (uint64, uint6
 // oneWay returns the two network legs of an attempt numbered attempt,
 // drawn under key (kc, ka), without server time: the measured legs where
 // set, otherwise the halves of its rtt (the longer half on the way back).
-func (n *NetworkSpec) oneWay(seed, attempt, kc, ka uint64) (out, back time.Duration) {
+func (d *NetworkDraws) oneWay(attempt, kc, ka uint64) (out, back time.Duration) {
+	n := d.spec
 	outLeg, backLeg := leg(n.FirstOutLeg, n.OutLeg, attempt), leg(n.FirstBackLeg, n.BackLeg, attempt)
 	if outLeg == nil || backLeg == nil {
-		rtt := n.rtt(seed, attempt, kc, ka)
+		rtt := d.rtt(attempt, kc, ka)
 		out, back = rtt/2, rtt-rtt/2
 	}
 	if outLeg != nil {
-		out = outLeg.Sample(policies.Draw(seed, kc, ka, policies.StreamOutLeg))
+		out = outLeg.Sample(policies.DrawKeyed(d.out, kc, ka))
 	}
 	if backLeg != nil {
-		back = backLeg.Sample(policies.Draw(seed, kc, ka, policies.StreamBackLeg))
+		back = backLeg.Sample(policies.DrawKeyed(d.back, kc, ka))
 	}
 	return out, back
+}
+
+// rtt draws the round-trip time of an attempt numbered attempt under key
+// (kc, ka).
+func (d *NetworkDraws) rtt(attempt, kc, ka uint64) time.Duration {
+	n := d.spec
+	dist := &n.RTT
+	if attempt == 1 && n.FirstRTT != nil {
+		dist = n.FirstRTT
+	}
+	return dist.Sample(policies.DrawKeyed(d.network, kc, ka))
+}
+
+// MaxRTT bounds the rtt of any attempt.
+func (n *NetworkSpec) MaxRTT() time.Duration {
+	rtt := n.RTT.Upper()
+	if n.FirstRTT != nil {
+		rtt = max(rtt, n.FirstRTT.Upper())
+	}
+	return rtt
 }
 
 // leg is the distribution of a measured leg for attempt number attempt:
@@ -173,16 +252,6 @@ func leg(first, later *Distribution, attempt uint64) *Distribution {
 		return first
 	}
 	return later
-}
-
-// rtt draws the round-trip time of an attempt numbered attempt under key
-// (kc, ka).
-func (n *NetworkSpec) rtt(seed, attempt, kc, ka uint64) time.Duration {
-	d := &n.RTT
-	if attempt == 1 && n.FirstRTT != nil {
-		d = n.FirstRTT
-	}
-	return d.Sample(policies.Draw(seed, kc, ka, policies.StreamNetwork))
 }
 
 // MaxRoundTrip bounds out + back for any attempt.

@@ -216,7 +216,8 @@ func TestNetworkSharedEvery(t *testing.T) {
 	}
 	sharedBack := func(c uint64) time.Duration {
 		kc, ka := n.drawKey(c, 2, 4*ms)
-		_, back := n.oneWay(1, 2, kc, ka)
+		d := n.Draws(1)
+		_, back := d.oneWay(2, kc, ka)
 		return back
 	}
 	if sharedBack(10) != sharedBack(20) {

@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -92,17 +93,34 @@ func connectedTitle(ds []drawn) string {
 		ms    float64
 	}
 	var ps []p99
+	stalled, stalledAt := "", 1.0 // the storm that ends furthest from 99 %
 	for _, d := range ds {
+		frac := connectedFraction(d.p)
+		if last := 0.0; len(frac) > 0 {
+			if last = frac[len(frac)-1]; last < 0.99 && last < stalledAt {
+				stalled, stalledAt = d.label, last
+			}
+		}
 		if d.p.ConnectP99Ms > 0 {
 			ps = append(ps, p99{d.label, d.p.ConnectP99Ms})
 		}
 	}
+	stall := ""
+	if stalled != "" {
+		stall = fmt.Sprintf("%s stalls at %s connected", stalled, fmtPercent(stalledAt))
+	}
 	if len(ps) == 0 {
+		if stall != "" {
+			return strings.ToUpper(stall[:1]) + stall[1:]
+		}
 		return "No client connected"
 	}
 	slices.SortStableFunc(ps, func(a, b p99) int { return cmpFloat(a.ms, b.ms) })
 	best, worst := ps[0], ps[len(ps)-1]
-	if len(ps) == 1 || best.ms == worst.ms {
+	switch {
+	case stall != "":
+		return fmt.Sprintf("%s; 99%% connected after %s with %s", stall, fmtDuration(best.ms), best.label)
+	case len(ps) == 1 || best.ms == worst.ms:
 		return fmt.Sprintf("99%% of clients connected after %s with %s", fmtDuration(best.ms), best.label)
 	}
 	return fmt.Sprintf("99%% of clients connected after %s with %s, %s with %s (%s longer)",

@@ -48,6 +48,9 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			{"wasted claims", d.p.WastedPerWindow, 1.1, dashed},
 			{"useful claims", d.p.GoodputPerWindow, 1.6, d.dashes},
 		} {
+			if s.what == "attempts" && len(ds) > 1 {
+				continue // with several storms the attempts would hide the work
+			}
 			l := windowLine(ta, ca, d.p.WindowMs, s.v, opt.MaxPoints, lineStyle(d.color, vg.Points(s.width), s.dashes))
 			if l == nil {
 				continue
@@ -58,13 +61,13 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 	}
 	for i := range runs {
 		r := &runs[i]
-		if r.ClaimCapacityPerWindow <= 0 {
-			continue
+		if r.ClaimCapacityPerWindow <= 0 || (i > 0 && r.ClaimCapacityPerWindow == runs[0].ClaimCapacityPerWindow) {
+			continue // one line for a capacity the runs share
 		}
 		l := hline(ta, ca, r.ClaimCapacityPerWindow, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
 		p.Add(l)
 		label := "claim capacity (" + fmtValue(r.ClaimCapacityPerWindow) + " per window)"
-		if len(runs) > 1 {
+		if len(runs) > 1 && !sharedClaimCapacity(runs) {
 			label = r.label() + " " + label
 		}
 		f.legend = append(f.legend, legendItem{label, l})
@@ -154,4 +157,14 @@ func queueTitle(ds []drawn) string {
 		return "No handshake waited at a window's end"
 	}
 	return fmt.Sprintf("The queue peaks at %s handshakes with %s and drains by %s", fmtCount(worst.peak), worst.label, fmtDuration(worst.emptyMs))
+}
+
+// sharedClaimCapacity reports whether every run has the same claim capacity.
+func sharedClaimCapacity(runs []Run) bool {
+	for i := range runs {
+		if runs[i].ClaimCapacityPerWindow != runs[0].ClaimCapacityPerWindow {
+			return false
+		}
+	}
+	return true
 }

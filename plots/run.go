@@ -51,7 +51,7 @@ type PolicySeries struct {
 	AttemptsPerWindow []float64 // handshakes that reached admission
 	AcceptsPerWindow  []float64 // handshakes admitted; their running sum over Clients is the connected fraction
 
-	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart
+	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart; 0: none (a storm that never ended)
 	ConvergenceMs float64 // time of the last successful connect; 0 when the storm did not converge
 
 	// StaleRoutesPerWindow is the number of stale routes at the end of each
@@ -139,6 +139,9 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			ConnectP99Ms:      res.ConnectMs.P99,
 		}
 		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
+		if o := res.OutcomeResult; o != nil && !o.Converged {
+			p.ConnectP99Ms = 0 // over the clients that connected: not 99 % of all
+		}
 		if res.Series.Goodput != nil {
 			p.GoodputPerWindow = int64s(res.Series.Goodput)
 			p.WastedPerWindow = int64s(res.Series.Wasted)

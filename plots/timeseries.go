@@ -38,6 +38,12 @@ type drawn struct {
 // (the same policy has the same colour in every run) and dashes follow the
 // run, so an overlay reads as "colour = policy, dash = run".
 func flatten(runs []Run) []drawn {
+	// Runs that all chart the same one policy differ only by run (variants
+	// of one scenario): each run then takes its own colour, solid.
+	byRun := len(runs) > 1
+	for i := range runs {
+		byRun = byRun && len(runs[i].Policies) == 1 && runs[i].Policies[0].Policy == runs[0].Policies[0].Policy
+	}
 	colorOf := map[string]int{}
 	var out []drawn
 	for ri := range runs {
@@ -49,11 +55,14 @@ func flatten(runs []Run) []drawn {
 				ci = len(colorOf)
 				colorOf[p.Policy] = ci
 			}
-			label := p.Policy
-			if len(runs) > 1 {
-				label = r.label() + " · " + p.Policy
+			d := drawn{label: p.Policy, color: seriesColor(ci), dashes: runDash(ri), run: r, p: p}
+			switch {
+			case byRun:
+				d.label, d.color, d.dashes = r.label(), seriesColor(ri), nil
+			case len(runs) > 1:
+				d.label = r.label() + " · " + p.Policy
 			}
-			out = append(out, drawn{label: label, color: seriesColor(ci), dashes: runDash(ri), run: r, p: p})
+			out = append(out, d)
 		}
 	}
 	return out

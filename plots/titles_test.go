@@ -81,6 +81,20 @@ func TestConnectedTitle(t *testing.T) {
 	if got := connectedTitle(oneRun(5, 0, PolicySeries{Policy: "x"})); got != "No client connected" {
 		t.Errorf("nobody connected: %q", got)
 	}
+	// 25 of 100 clients connect and no more: the storm stalls.
+	stuck := PolicySeries{Policy: "serve", Clients: 100, WindowMs: 1000, AcceptsPerWindow: []float64{25, 0}, GoodputPerWindow: []float64{25, 0}}
+	done := PolicySeries{Policy: "skip", Clients: 100, WindowMs: 1000, AcceptsPerWindow: []float64{60, 40}, GoodputPerWindow: []float64{60, 40}, ConnectP99Ms: 2000}
+	for _, c := range []struct {
+		ps   []PolicySeries
+		want string
+	}{
+		{[]PolicySeries{stuck, done}, "serve stalls at 25% connected; 99% connected after 2 s with skip"},
+		{[]PolicySeries{stuck}, "Serve stalls at 25% connected"},
+	} {
+		if got := connectedTitle(oneRun(5, 0, c.ps...)); got != c.want {
+			t.Errorf("title = %q\nwant    %q", got, c.want)
+		}
+	}
 }
 
 func TestReclaimTitle(t *testing.T) {

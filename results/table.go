@@ -42,8 +42,12 @@ func (d *Document) WriteTable(w io.Writer) error {
 		if ms, ok := r.Convergence(); ok {
 			last = human.Millis(ms)
 		}
+		p50, p99 := "-", "-" // nobody connected
+		if r.OutcomeResult == nil || r.Connected > 0 {
+			p50, p99 = human.Millis(r.ConnectMs.P50), human.Millis(r.ConnectMs.P99)
+		}
 		cells := []string{r.Policy, human.Count(r.Attempts), human.Count(r.Accepted), human.Count(r.Rejected), human.Count(r.Abandoned),
-			human.Count(r.PeakAttemptsPerWindow), last, human.Millis(r.ConnectMs.P50), human.Millis(r.ConnectMs.P99)}
+			human.Count(r.PeakAttemptsPerWindow), last, p50, p99}
 		if o := r.OutcomeResult; o != nil {
 			cells = append(cells, string(o.Outcome), human.Count(o.Connected), human.Count(o.TimedOut), human.Count(o.Wasted),
 				human.Count(o.Shed), human.Count(o.Skipped))

@@ -52,20 +52,24 @@ func BenchmarkStorm(b *testing.B) {
 }
 
 // BenchmarkStormWithModels is the failure-model target: 1,000,000 clients
-// of a dead gateway, a 5-gateway pool (4 survivors with token buckets),
-// lognormal handshake latency, reset detection, leases and database load.
+// of a dead gateway, a 5-gateway pool (4 survivors with token buckets
+// taken on arrival, each claiming 5,000 handshakes a second), clients that
+// give up on a handshake after 2 s, lognormal handshake latency, reset
+// detection, leases and database load, over a 5 minute horizon.
 //
 //	go test ./sim -run '^$' -bench StormWithModels -benchtime 2x
 func BenchmarkStormWithModels(b *testing.B) {
 	s := &Scenario{
 		Seed:      1,
 		Clients:   1_000_000,
+		Horizon:   5 * time.Minute,
 		Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 5000, Burst: 500, RetryAfter: time.Second},
-		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, Timeout: 2 * time.Second}},
 		Detection: &models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "uniform", Min: 0, Max: 500 * time.Millisecond}},
 		Lease:     &models.LeaseSpec{Duration: 1500 * time.Millisecond},
 		Network: &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: 30 * time.Millisecond, Sigma: 0.5},
 			ServerTime: models.Distribution{Dist: "uniform", Min: time.Millisecond, Max: 5 * time.Millisecond}},
+		Capacity: &models.CapacitySpec{AdmitPerS: 5000, RejectPerS: 200_000, Decide: models.DecideOnArrival},
 		Gateways: &models.PoolSpec{Count: 5, Balancer: "least_connections", HealthCheck: time.Second},
 		Database: &models.DatabaseSpec{RowsPerSync: 25, ReadBudgetPerS: 25_000},
 	}

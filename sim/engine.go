@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"runtime"
 	"time"
 
+	"stormsim/models"
 	"stormsim/policies"
 )
 
@@ -42,10 +44,31 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool), report func(Progress) bool) Result {
 	st := newStorm(s, b, seed)
 	st.trace = trace
-	e := newEngine(st)
+	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report)
+	return st.result()
+}
+
+// wheel is how the engine runs a storm: the most buckets its ring may
+// have, and the smallest bucket whose next attempts' draws are made ahead
+// on another core (0: none are). The results never depend on either; the
+// tests vary both to exercise every path.
+type wheel struct {
+	ringLimit int64
+	minLook   int
+}
+
+// runStorm runs st on a wheel w, with events that carry a payload when the
+// storm needs one.
+func runStorm(st *storm, w wheel, report func(Progress) bool) {
+	if st.rttInEvent {
+		e := newEngine[paidEvent](st, w)
+		e.report = report
+		e.run()
+		return
+	}
+	e := newEngine[event](st, w)
 	e.report = report
 	e.run()
-	return st.result()
 }
 
 // Wheel geometry bounds: offsets within a bucket must fit in 32 bits, and
@@ -58,36 +81,37 @@ const (
 	maxRingBuckets = 1 << 16
 )
 
-// ringLimit caps the ring size; tests shrink it to exercise the overflow path.
-var ringLimit int64 = maxRingBuckets
-
-type engine struct {
+type engine[E wheelEvent] struct {
 	st *storm
 
 	width     time.Duration // bucket width, 1<<shift nanoseconds
 	shift     uint
 	offBits   int
-	ring      []bucket
+	ring      []bucket[E]
 	mask      int64
 	cur       int64 // bucket being processed
 	ringCount int   // events stored in the ring
-	free      []*chunk
+	free      []*chunk[E]
 	soon      eventHeap // pushed into the bucket being processed
 	far       eventHeap // beyond the ring's horizon
 	seq       uint64
 	pending   int
-	scratch   [2][]event
+	scratch   [2][]E
 
 	report    func(Progress) bool // nil: no progress reports
 	processed int64               // attempts processed
 	stopped   bool                // report asked to stop
+
+	ahead   lookahead // draws for the next bucket, made on another core
+	minLook int       // the smallest bucket for ahead; 0: never
 }
 
-func newEngine(st *storm) *engine {
+func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
 	s := st.s
-	e := &engine{st: st}
+	e := &engine[E]{st: st, minLook: w.minLook}
+	ringLimit := w.ringLimit
 	e.width = min(s.Metrics.Window, maxBucketWidth)
-	if s.Admission.Kind == "slots" {
+	if s.Admission.Kind == models.AdmissionSlots {
 		e.width = min(e.width, s.Admission.Slot)
 	}
 	// A power-of-two width turns every bucket index into a shift; the width
@@ -103,38 +127,43 @@ func newEngine(st *storm) *engine {
 	for n < int64(horizon) && n < ringLimit {
 		n *= 2
 	}
-	e.ring = make([]bucket, n)
+	e.ring = make([]bucket[E], n)
 	e.mask = n - 1
 	e.soon.width, e.far.width, e.far.byBucket = e.width, e.width, true
 	return e
 }
 
-func (e *engine) run() {
+func (e *engine[E]) run() {
 	st := e.st
+	if isPaid[E]() && e.minLook > 0 && runtime.GOMAXPROCS(0) > 1 {
+		e.ahead.start(st, e.minLook)
+		defer e.ahead.stop()
+	}
 	if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
 		// They all precede anything they schedule, so the bucket they fall
 		// in is left unopened (cur one before it) and collects their retries
 		// like any later bucket.
-		start := st.firstArrival(0)
+		start, _ := st.firstArrival(0)
 		e.cur = int64(start>>e.shift) - 1
 		for c := 0; c < st.s.Clients && !e.stopped; c++ {
-			e.attempt(start, uint32(c), 0)
+			e.attempt(start, uint32(c), 0, 0, 0)
 		}
 		e.cur++
 		e.migrate()
 	} else {
 		// Two passes: the earliest arrival places the wheel, then every
 		// client is pushed in client order (its scheduling order).
-		earliest := st.firstArrival(0)
+		earliest, _ := st.firstArrival(0)
 		for c := 1; c < st.s.Clients; c++ {
-			earliest = min(earliest, st.firstArrival(uint32(c)))
+			t, _ := st.firstArrival(uint32(c))
+			earliest = min(earliest, t)
 		}
 		e.cur = int64(earliest>>e.shift) - 1 // nothing is being processed yet
 		for c := 0; c < st.s.Clients; c++ {
-			if t := st.firstArrival(uint32(c)); st.within(t) {
-				e.push(t, uint32(c), 0)
+			if t, pay := st.firstArrival(uint32(c)); st.within(t) {
+				e.push(t, uint32(c), 0, pay)
 			}
 		}
 		e.cur++
@@ -154,7 +183,7 @@ func (e *engine) run() {
 // migrate moves events from beyond the horizon into the ring slots that have
 // come within it. They were pushed before anything now in those slots, so
 // appending keeps each slot in scheduling order.
-func (e *engine) migrate() {
+func (e *engine[E]) migrate() {
 	limit := e.cur + int64(len(e.ring))
 	for len(e.far.items) > 0 {
 		bi := int64(e.far.items[0].t >> e.shift)
@@ -162,26 +191,26 @@ func (e *engine) migrate() {
 			return
 		}
 		te := e.far.pop()
-		e.appendTo(bi, event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts})
+		e.appendTo(bi, makeEvent[E](event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts}, te.pay))
 	}
 }
 
-func (e *engine) push(t time.Duration, c, attempts uint32) {
+func (e *engine[E]) push(t time.Duration, c, attempts, pay uint32) {
 	e.pending++
 	bi := int64(t >> e.shift)
 	switch {
 	case bi <= e.cur:
 		e.seq++
-		e.soon.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts})
+		e.soon.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	case bi < e.cur+int64(len(e.ring)):
-		e.appendTo(bi, event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts})
+		e.appendTo(bi, makeEvent[E](event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts}, pay))
 	default:
 		e.seq++
-		e.far.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts})
+		e.far.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	}
 }
 
-func (e *engine) appendTo(bi int64, ev event) {
+func (e *engine[E]) appendTo(bi int64, ev E) {
 	b := &e.ring[bi&e.mask]
 	ch := b.tail
 	if ch == nil || ch.n == chunkLen {
@@ -189,7 +218,7 @@ func (e *engine) appendTo(bi int64, ev event) {
 			ch, e.free = e.free[n-1], e.free[:n-1]
 			ch.n = 0
 		} else {
-			ch = new(chunk)
+			ch = new(chunk[E])
 		}
 		b.chunks = append(b.chunks, ch)
 		b.tail = ch
@@ -202,25 +231,30 @@ func (e *engine) appendTo(bi int64, ev event) {
 
 // processBucket runs every attempt of bucket cur in (time, scheduling order),
 // merging in the attempts that are scheduled into it while it runs.
-func (e *engine) processBucket() {
+func (e *engine[E]) processBucket() {
+	e.ahead.wait()
 	b := &e.ring[e.cur&e.mask]
 	n := b.n
 	if cap(e.scratch[0]) < n {
-		e.scratch[0] = make([]event, n, n+n/4)
-		e.scratch[1] = make([]event, n, n+n/4)
+		e.scratch[0] = make([]E, n, n+n/4)
+		e.scratch[1] = make([]E, n, n+n/4)
 	}
 	evs := sortBucket(b.chunks, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
 	e.free = append(e.free, b.chunks...)
 	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
 	e.ringCount -= n
+	if e.ahead.on {
+		next := &e.ring[(e.cur+1)&e.mask]
+		e.ahead.begin(next.chunks, next.n)
+	}
 	base := time.Duration(e.cur) * e.width
 	i := 0
 	for !e.stopped {
-		if i < n && (len(e.soon.items) == 0 || base+time.Duration(evs[i].off) <= e.soon.items[0].t) {
-			ev := evs[i]
+		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
+			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
 			e.pending--
-			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts)
+			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts, pay, ahead)
 			continue
 		}
 		if len(e.soon.items) == 0 {
@@ -228,14 +262,16 @@ func (e *engine) processBucket() {
 		}
 		te := e.soon.pop()
 		e.pending--
-		e.attempt(te.t, te.client, te.attempts)
+		e.attempt(te.t, te.client, te.attempts, te.pay, 0)
 	}
 }
 
-// attempt is client c's handshake number attempts+1, arriving at time t.
-func (e *engine) attempt(t time.Duration, c, attempts uint32) {
-	if next, again := e.st.handle(t, c, attempts); again {
-		e.push(next, c, attempts+1)
+// attempt is client c's handshake number attempts+1, arriving at time t
+// with the storm's payload pay, and ahead as drawn ahead of time for its
+// next attempt (0: nothing).
+func (e *engine[E]) attempt(t time.Duration, c, attempts, pay, ahead uint32) {
+	if next, nextPay, again := e.st.handle(t, c, attempts, pay, ahead); again {
+		e.push(next, c, attempts+1, nextPay)
 	}
 	e.processed++
 	if e.report != nil && e.processed%ProgressEvery == 0 {

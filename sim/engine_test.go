@@ -125,7 +125,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 		}
 	}
 	if r.IntN(2) == 0 {
-		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []string{"random", "round_robin", "least_connections"}[r.IntN(3)],
+		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections}[r.IntN(3)],
 			HealthCheck: d(0, time.Second)}
 	}
 	if r.IntN(2) == 0 {
@@ -133,7 +133,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	}
 	if r.IntN(3) == 0 {
 		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*5000, RejectPerS: float64(r.IntN(3)) * r.Float64() * 20000,
-			Decide: []string{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
+			Decide: []models.Decide{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
 		if r.IntN(2) == 0 { // a survivor's stall after the failure, per gateway
 			stall := dist()
 			s.Capacity.Stall = &stall
@@ -162,11 +162,11 @@ func TestEngineMatchesReference(t *testing.T) {
 	if testing.Short() {
 		n = 200
 	}
-	defer func(limit int64) { ringLimit = limit }(ringLimit)
 	for i := 0; i < n; i++ {
 		s := randomScenario(r)
-		// A tiny ring sends most retries beyond the horizon and back.
-		ringLimit = []int64{maxRingBuckets, 64, 2}[i%3]
+		// A tiny ring sends most retries beyond the horizon and back; draws
+		// made ahead for every bucket, none, or the big ones.
+		w := wheel{ringLimit: []int64{maxRingBuckets, 64, 2}[i%3], minLook: []int{1, 0, minLook, 1}[i%4]}
 		b := mustBackoff(t, s.Policies[0])
 		var gotTrace, wantTrace uint64
 		tracer := func(h *uint64) func(time.Duration, uint32, bool) {
@@ -178,7 +178,10 @@ func TestEngineMatchesReference(t *testing.T) {
 				*h = policies.SplitMix64(*h ^ v)
 			}
 		}
-		got := runTraced(s, b, s.Seed, tracer(&gotTrace), nil)
+		st := newStorm(s, b, s.Seed)
+		st.trace = tracer(&gotTrace)
+		runStorm(st, w, nil)
+		got := st.result()
 		want, naive := referenceRun(s, b, s.Seed, tracer(&wantTrace))
 		if gotTrace != wantTrace {
 			t.Fatalf("case %d (%+v): engines process attempts in different orders", i, *s)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/big"
+	"slices"
 	"time"
 
 	"stormsim/models"
@@ -140,7 +141,7 @@ func (st *storm) reclaim() *ReclaimResult {
 	}
 	out.StaleRouteSeconds = total.seconds()
 	out.MaxPresenceErrorMs = ms(longest)
-	if s.Lease.Delivery == "route_directed" {
+	if s.Lease.Delivery == models.DeliveryRouteDirected {
 		out.BlackholeRouteSeconds, out.BlackholeMaxMs = out.StaleRouteSeconds, out.MaxPresenceErrorMs
 	}
 	return out
@@ -161,10 +162,9 @@ func (d *durationSum) add(t time.Duration) {
 func (d *durationSum) seconds() float64 { return float64(d.secs) + float64(d.nanos)/1e9 }
 
 // database derives the database load from the accepts: each admitted
-// handshake claims its route (claim_cost statements) at the time it is
-// admitted, and each one that connects its client syncs rows_per_sync
-// rows then. A wasted claim (its client gone) syncs nothing, and a
-// handshake skipped after its token was taken claims nothing.
+// handshake claims its route (claim_cost statements), and each one that
+// connects its client syncs rows_per_sync rows. A wasted claim (its client
+// gone) syncs nothing.
 func (st *storm) database(series Series) *DatabaseResult {
 	db := st.s.Database
 	window := st.rec.width
@@ -175,10 +175,16 @@ func (st *storm) database(series Series) *DatabaseResult {
 	out := &DatabaseResult{RowsPerSync: db.RowsPerSync, ReadBudgetPerS: db.ReadBudgetPerS, RowsPerS: make([]float64, len(synced))}
 	perSecond := float64(time.Second) / float64(window)
 	var above int64
-	for _, a := range series.Accepts {
+	claims := series.Accepts
+	if series.Goodput != nil {
+		// With an outcome the claims done are counted when they end:
+		// useful and wasted; a handshake skipped after its token, or still
+		// waiting for its claim at the horizon, claimed nothing.
+		claims = slices.Concat(series.Goodput, series.Wasted)
+	}
+	for _, a := range claims {
 		out.ClaimsTotal += a * int64(db.ClaimCost)
 	}
-	out.ClaimsTotal -= st.end.dropped * int64(db.ClaimCost)
 	for w, a := range synced {
 		rows := a * int64(db.RowsPerSync)
 		out.RowsTotal += rows
@@ -213,7 +219,7 @@ func (st *storm) drainResult(res Result) *DrainResult {
 // of its own, timed from the drain's start.
 func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResult {
 	d := *s
-	d.Failure = &models.FailureSpec{Kind: "drain", Grace: s.ThenDrain.Grace, Spread: s.ThenDrain.Spread}
+	d.Failure = &models.FailureSpec{Kind: models.FailureDrain, Grace: s.ThenDrain.Grace, Spread: s.ThenDrain.Spread}
 	d.Disconnect, d.Detection, d.Lease, d.Gateways, d.Database, d.ThenDrain = Disconnect{}, nil, nil, nil, nil, nil
 	if s.ThenDrain.Admission != nil {
 		d.Admission = *s.ThenDrain.Admission
@@ -222,6 +228,6 @@ func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResu
 	// the round), so its drain round replays its storm round's numbers, as
 	// the real client (gateway/client) does.
 	st := newStorm(&d, underTest, seed)
-	newEngine(st).run()
+	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, nil)
 	return st.result().Drain
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 // event is one pending handshake: client c makes its attempt number
 // attempts+1 at time t. In a wheel bucket t is stored as an offset from the
@@ -11,21 +14,74 @@ type event struct {
 	attempts uint32 // attempts made before this one
 }
 
+// paidEvent is an event that carries the storm's payload from an attempt's
+// send to its arrival (its rtt, so that it is drawn once), and room for a
+// draw made ahead of time for the client's next attempt (its rtt, 0 until
+// drawn): 20 bytes. Only storms that need them pay for the larger event.
+type paidEvent struct {
+	event
+	pay   uint32
+	ahead uint32
+}
+
+// wheelEvent is what a wheel stores. The engine is instantiated for one or
+// the other and reaches the shared fields through the event prefix, which
+// keeps the hot loops free of method calls on a type parameter (Go calls
+// those through a dictionary, several times slower).
+type wheelEvent interface{ event | paidEvent }
+
+// head is e's common part: paidEvent embeds event first, so both kinds
+// start with it.
+func head[E wheelEvent](e *E) *event { return (*event)(unsafe.Pointer(e)) }
+
+// isPaid reports whether events of kind E carry a payload.
+func isPaid[E wheelEvent]() bool {
+	var e E
+	return unsafe.Sizeof(e) == unsafe.Sizeof(paidEvent{})
+}
+
+// payOf is e's payload, 0 for a plain event.
+func payOf[E wheelEvent](e *E) uint32 {
+	if isPaid[E]() {
+		return (*paidEvent)(unsafe.Pointer(e)).pay
+	}
+	return 0
+}
+
+// aheadOf is what was drawn ahead of time for e's next attempt, 0 if
+// nothing was (or for a plain event).
+func aheadOf[E wheelEvent](e *E) uint32 {
+	if isPaid[E]() {
+		return (*paidEvent)(unsafe.Pointer(e)).ahead
+	}
+	return 0
+}
+
+// makeEvent builds an event of kind E; a plain event drops pay.
+func makeEvent[E wheelEvent](ev event, pay uint32) E {
+	var e E
+	*head(&e) = ev
+	if isPaid[E]() {
+		(*paidEvent)(unsafe.Pointer(&e)).pay = pay
+	}
+	return e
+}
+
 // chunkLen events make one chunk; buckets are lists of chunks drawn from a
 // free list, so memory tracks the number of pending events, not the history
 // of the largest bucket.
 const chunkLen = 256
 
-type chunk struct {
+type chunk[E wheelEvent] struct {
 	n      int
-	events [chunkLen]event
+	events [chunkLen]E
 }
 
 // bucket holds the events of one wheel slot in push order, which is their
 // scheduling order.
-type bucket struct {
-	chunks []*chunk
-	tail   *chunk
+type bucket[E wheelEvent] struct {
+	chunks []*chunk[E]
+	tail   *chunk[E]
 	n      int
 }
 
@@ -37,6 +93,7 @@ type timedEvent struct {
 	seq      uint64
 	client   uint32
 	attempts uint32
+	pay      uint32
 }
 
 // eventHeap is a binary min-heap ordered by (t, seq), or by (bucket of t,
@@ -102,7 +159,7 @@ func (h *eventHeap) pop() timedEvent {
 // in push (scheduling) order. It is an LSD radix sort whose first pass reads
 // straight from the chunks; a and b are scratch of the events' length, and
 // offBits bounds every offset.
-func sortBucket(chunks []*chunk, a, b []event, offBits int) []event {
+func sortBucket[E wheelEvent](chunks []*chunk[E], a, b []E, offBits int) []E {
 	n := len(a)
 	passes := (offBits + maxDigitBits - 1) / maxDigitBits
 	if n < 64 || passes == 0 {
@@ -111,7 +168,7 @@ func sortBucket(chunks []*chunk, a, b []event, offBits int) []event {
 			i += copy(a[i:], ch.events[:ch.n])
 		}
 		for i := 1; i < n; i++ { // insertion sort: stable
-			for j := i; j > 0 && a[j].off < a[j-1].off; j-- {
+			for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
 				a[j], a[j-1] = a[j-1], a[j]
 			}
 		}
@@ -126,29 +183,29 @@ func sortBucket(chunks []*chunk, a, b []event, offBits int) []event {
 		if pass == 0 {
 			for _, ch := range chunks {
 				for i := range ch.events[:ch.n] {
-					count[(ch.events[i].off>>shift)&mask]++
+					count[(head(&ch.events[i]).off>>shift)&mask]++
 				}
 			}
 			prefixSums(count[:mask+1])
 			for _, ch := range chunks {
-				for _, ev := range ch.events[:ch.n] {
-					d := (ev.off >> shift) & mask
-					a[count[d]] = ev
+				for i := range ch.events[:ch.n] {
+					d := (head(&ch.events[i]).off >> shift) & mask
+					a[count[d]] = ch.events[i]
 					count[d]++
 				}
 			}
 			continue
 		}
 		for i := range a {
-			count[(a[i].off>>shift)&mask]++
+			count[(head(&a[i]).off>>shift)&mask]++
 		}
-		if count[(a[0].off>>shift)&mask] == n {
+		if count[(head(&a[0]).off>>shift)&mask] == n {
 			continue // every offset shares this digit
 		}
 		prefixSums(count[:mask+1])
-		for _, ev := range a {
-			d := (ev.off >> shift) & mask
-			b[count[d]] = ev
+		for i := range a {
+			d := (head(&a[i]).off >> shift) & mask
+			b[count[d]] = a[i]
 			count[d]++
 		}
 		a, b = b, a

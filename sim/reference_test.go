@@ -37,19 +37,19 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 	}
 	q := &refQueue{}
 	var seq uint64
-	push := func(t time.Duration, c uint32, attempts uint32) {
+	push := func(t time.Duration, c, attempts, pay uint32) {
 		seq++
-		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts})
+		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts, pay: pay})
 	}
 	for c := 0; c < s.Clients; c++ {
-		if t := st.firstArrival(uint32(c)); st.within(t) {
-			push(t, uint32(c), 0)
+		if t, pay := st.firstArrival(uint32(c)); st.within(t) {
+			push(t, uint32(c), 0, pay)
 		}
 	}
 	for q.Len() > 0 {
 		ev := heap.Pop(q).(refEvent)
-		if next, again := st.handle(ev.t, ev.client, ev.attempts); again {
-			push(next, ev.client, ev.attempts+1)
+		if next, pay, again := st.handle(ev.t, ev.client, ev.attempts, ev.pay, 0); again {
+			push(next, ev.client, ev.attempts+1, pay)
 		}
 	}
 	full = st.result()
@@ -86,6 +86,7 @@ type refEvent struct {
 	seq      uint64
 	client   uint32
 	attempts uint32
+	pay      uint32
 }
 
 type refQueue []refEvent

@@ -175,7 +175,7 @@ func (s *Scenario) Resolve() error {
 	}
 	if s.Metrics.Window == 0 {
 		s.Metrics.Window = DefaultTokenBucketWindow
-		if s.Admission.Kind == "slots" {
+		if s.Admission.Kind == models.AdmissionSlots {
 			s.Metrics.Window = s.Admission.Slot
 		}
 	}
@@ -207,7 +207,7 @@ func (s *Scenario) resolveModels() error {
 		}
 		ping = s.Detection.Ping
 	}
-	if s.Failure != nil && s.Failure.Kind == "hang" && (s.Detection == nil || s.Detection.Kind != "heartbeat") {
+	if s.Failure != nil && s.Failure.Kind == models.FailureHang && (s.Detection == nil || s.Detection.Kind != models.DetectionHeartbeat) {
 		return &FieldError{Path: "detection.kind", Problem: "a hung gateway sends no RST: failure kind hang needs heartbeat detection", Got: detectionKind(s.Detection)}
 	}
 	if s.Lease != nil {
@@ -258,7 +258,7 @@ func (s *Scenario) resolveModels() error {
 	return nil
 }
 
-func detectionKind(d *models.DetectionSpec) string {
+func detectionKind(d *models.DetectionSpec) models.DetectionKind {
 	if d == nil {
 		return "none"
 	}

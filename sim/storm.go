@@ -33,6 +33,8 @@ type storm struct {
 	underTest  *policies.Backoff // the listed policy (b, unless drain_policy replaces it)
 	seed       uint64
 	net        *models.NetworkSpec      // nil without latency
+	draws      models.NetworkDraws      // net's delays for this run's seed
+	rttInEvent bool                     // an attempt's rtt travels in its event (see firstArrival)
 	adm        models.Admission         // the surviving gateway, without a pool
 	retryAfter time.Duration            // carried by a 429 (and by a 503)
 	pool       *pool                    // nil without a pool
@@ -44,7 +46,7 @@ type storm struct {
 
 	horizon  time.Duration   // nothing happens at or after it
 	timeout  time.Duration   // the clients' handshake timeout; 0 = none
-	sent     []time.Duration // when each client sent its pending attempt (timeouts with latency)
+	sent     []time.Duration // when each client sent its pending attempt (timeouts with shared delays)
 	skip     bool            // gateways drop handshakes whose client has gone
 	maxQueue int             // shed beyond this many waiting; 0 = never
 	end      *ending         // the outcome's tallies
@@ -61,7 +63,6 @@ type ending struct {
 	lines                         []waitLine // per gateway, with a capacity
 	waits                         waitHistogram
 	timedOut, wasted, shed, skips int64
-	dropped                       int64         // skipped after their token was taken (decide: arrival)
 	tailFrom                      time.Duration // start of the horizon's last tenth
 	tailBusy                      time.Duration // service time within it, summed over gateways
 	tailServed, tailUseful        int64         // handshakes whose turn started within it; those that connected
@@ -71,7 +72,7 @@ type ending struct {
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
 		backoffKey: policies.StreamKey(seed, policies.StreamBackoff), horizon: s.EffectiveHorizon()}
-	if s.Failure != nil && s.Failure.Kind == "drain" {
+	if s.Failure != nil && s.Failure.Kind == models.FailureDrain {
 		st.draining = true
 		if s.DrainPolicy != nil {
 			st.b, _ = policies.New(*s.DrainPolicy) // validated by Resolve
@@ -82,9 +83,13 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	}
 	if s.Network != nil && !s.Network.IsZero() {
 		st.net = s.Network
+		st.draws = s.Network.Draws(seed)
+		st.rttInEvent = s.Network.RTTOnly() && s.Network.MaxRTT() <= 1<<32-1
 	}
 	st.timeout = st.b.Spec.Timeout
-	if st.timeout > 0 && st.net != nil {
+	if st.timeout > 0 && st.net != nil && !st.net.Independent() {
+		// Shared delays depend on when an attempt was sent, so that time
+		// is kept rather than drawn again.
 		st.sent = make([]time.Duration, s.Clients)
 	}
 	if s.Gateways != nil {
@@ -142,13 +147,36 @@ func (st *storm) firstSend(c uint32) time.Duration {
 	return st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
 }
 
-// firstArrival is when client c's first attempt reaches a gateway.
-func (st *storm) firstArrival(c uint32) time.Duration {
-	t := st.firstSend(c)
-	if st.net != nil {
-		t += st.net.Out(st.seed, uint64(c), 1, t)
+// firstArrival is when client c's first attempt reaches a gateway, and the
+// payload its event carries: when both legs are halves of an rtt drawn for
+// the attempt alone, that rtt, so that it is drawn once for the attempt,
+// not again on arrival.
+func (st *storm) firstArrival(c uint32) (time.Duration, uint32) {
+	return st.arrival(c, 1, st.firstSend(c), 0)
+}
+
+// aheadRTT is the rtt of the attempt after client c's attempt number
+// attempts+1, when attempts travel with their rtt (rttInEvent). It is a
+// pure function of its arguments, so it may be drawn ahead of time, on
+// another goroutine, with the same result.
+func (st *storm) aheadRTT(c, attempts uint32) uint32 {
+	return uint32(st.draws.RTT(uint64(c), uint64(attempts)+2))
+}
+
+// arrival is when client c's attempt number a, sent at sent, reaches a
+// gateway, and the payload of its event; ahead, when not 0, is the rtt of
+// the attempt as drawn ahead of time (aheadRTT).
+func (st *storm) arrival(c, a uint32, sent time.Duration, ahead uint32) (time.Duration, uint32) {
+	switch {
+	case st.rttInEvent && ahead != 0:
+		return sent + time.Duration(ahead)/2, ahead
+	case st.rttInEvent:
+		rtt := st.draws.RTT(uint64(c), uint64(a))
+		return sent + rtt/2, uint32(rtt)
+	case st.net != nil:
+		return sent + st.draws.Out(uint64(c), uint64(a), sent), 0
 	}
-	return t
+	return sent, 0
 }
 
 // within reports whether an attempt arriving at t happens before the
@@ -176,13 +204,27 @@ type turn struct {
 	dropped     bool // admitted, then skipped at its claim's turn
 }
 
-// handle is client c's attempt number attempts+1 arriving at time t. It
-// returns when the client's next attempt arrives, if there is one.
-func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration, again bool) {
+// handle is client c's attempt number attempts+1 arriving at time t with
+// its event's payload pay (and ahead, the next attempt's rtt if it was
+// drawn ahead of time, else 0). It returns when the client's next attempt
+// arrives and that event's payload, if there is a next attempt.
+func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next time.Duration, nextPay uint32, again bool) {
 	a := attempts + 1
+	// With delays of its own an attempt's legs come from its rtt, carried
+	// in its event, or are drawn again here: the out leg gives back its
+	// send time, the back leg its answer's trip.
+	var outLeg, backLeg time.Duration
+	independent := st.net != nil && st.net.Independent()
+	switch {
+	case st.rttInEvent:
+		rtt := time.Duration(pay)
+		outLeg, backLeg = rtt/2, rtt-rtt/2
+	case independent:
+		outLeg, backLeg = st.draws.Trip(uint64(c), uint64(a))
+	}
 	deadline := never
 	if st.timeout > 0 {
-		deadline = st.sentAt(t, c, a) + st.timeout
+		deadline = st.sentAt(t, c, a, outLeg) + st.timeout
 	}
 	out, gw, decided, answered := st.decide(t, c, a, deadline)
 	if st.trace != nil {
@@ -190,8 +232,12 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	}
 	dropped := st.queues != nil && st.turn.dropped
 	var back time.Duration
-	if st.net != nil && out != skipped && !dropped {
-		back = st.net.Back(st.seed, uint64(c), uint64(a), out == admitted, answered)
+	switch {
+	case st.net == nil || out == skipped || dropped:
+	case independent:
+		back = backLeg + st.draws.WorkTime(uint64(c), uint64(a), out == admitted)
+	default:
+		back = st.draws.Back(uint64(c), uint64(a), out == admitted, answered)
 	}
 	reply := answered + back
 	late := reply > deadline || out == skipped || dropped // a skipped handshake is never answered
@@ -225,7 +271,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 			} else {
 				st.end.cut = true
 			}
-			return 0, false
+			return 0, 0, false
 		}
 	}
 	retryAfter, from := st.retryAfter, reply
@@ -235,7 +281,7 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	if late {
 		if deadline >= st.horizon {
 			st.end.cut = true
-			return 0, false
+			return 0, 0, false
 		}
 		st.end.timedOut++
 		retryAfter, from = 0, deadline
@@ -247,30 +293,31 @@ func (st *storm) handle(t time.Duration, c, attempts uint32) (next time.Duration
 	wait, raw, giveUp := st.b.Next(int(a), prev, retryAfter, policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a)))
 	if giveUp {
 		st.rec.abandoned++
-		return 0, false
+		return 0, 0, false
 	}
 	if st.prev != nil {
 		st.prev[c] = raw
 	}
 	send := from + wait
-	next = send
-	if st.net != nil {
-		next += st.net.Out(st.seed, uint64(c), uint64(a+1), send)
+	if !st.within(send) {
+		return 0, 0, false
 	}
-	if !st.within(send) || !st.within(next) {
-		return 0, false
+	next, nextPay = st.arrival(c, a+1, send, ahead)
+	if !st.within(next) {
+		return 0, 0, false
 	}
 	if st.sent != nil {
 		st.sent[c] = send
 	}
-	return next, true
+	return next, nextPay, true
 }
 
-// sentAt is when client c sent attempt a, which arrived at t.
-func (st *storm) sentAt(t time.Duration, c, a uint32) time.Duration {
+// sentAt is when client c sent attempt a, which arrived at t after an out
+// leg of outLeg when its delays are its own.
+func (st *storm) sentAt(t time.Duration, c, a uint32, outLeg time.Duration) time.Duration {
 	switch {
 	case st.sent == nil:
-		return t // no latency: sent as it arrived
+		return t - outLeg // no latency, or one drawn again from the attempt
 	case a == 1:
 		return st.firstSend(c)
 	}
@@ -289,7 +336,6 @@ func (st *storm) tally(out outcome, decided time.Duration, useful bool) {
 		e.skips++
 	case tn.dropped:
 		e.skips++
-		e.dropped++
 	}
 	if !tn.served || tn.start >= st.horizon {
 		return
@@ -390,23 +436,26 @@ func (st *storm) line(g int, t time.Duration) *waitLine {
 // end W counts the handshakes that arrived by W and whose turn starts
 // after W: every arrival up to W has been booked when it is taken.
 func (st *storm) sampleLine(l *waitLine, g int, until time.Duration) {
-	for l.len() > 0 {
-		w := st.rec.width
-		end := (l.sampled/w + 1) * w
-		if end >= until || end > st.horizon {
-			break
-		}
+	w := st.rec.width
+	if l.width != w {
+		l.width, l.next = w, (l.sampled/w+1)*w
+	}
+	for l.len() > 0 && l.next < until && l.next <= st.horizon {
+		end := l.next
 		if st.rec.reach(end - 1); st.rec.width != w {
-			continue // the windows grew: the next end is further out
+			w = st.rec.width // the windows grew: the next end is further out
+			l.width, l.next = w, (l.sampled/w+1)*w
+			continue
 		}
 		l.advance(end)
 		if n := l.len(); n > 0 && st.rec.tracked {
 			st.rec.waiting(end, g, n)
 		}
-		l.sampled = end
+		l.sampled, l.next = end, end+w
 	}
-	if l.len() == 0 && until > 0 {
-		l.sampled = max(l.sampled, (until-1)/st.rec.width*st.rec.width)
+	if l.len() == 0 && until > l.next {
+		l.sampled = (until - 1) / w * w
+		l.next = l.sampled + w
 	}
 }
 

@@ -170,6 +170,12 @@ func TestMetastableStormServe(t *testing.T) {
 	if g := r.Series.Goodput; len(g) < 2 || g[0] != 99 || g[1] != 1 || sum(g) != 100 {
 		t.Errorf("goodput per second %v, want 99, 1 and nothing more", g)
 	}
+	// Waiting at 1 s: 1,000 arrived, turns at 0, 10, ..., 1000 ms started
+	// (101): 899. At 2 s: 900 more arrived at 1.1 s, 201 turns started:
+	// 1,699.
+	if q := r.Series.Queue; len(q) < 2 || q[0] != 899 || q[1] != 1699 {
+		t.Errorf("queue at the first window ends %v, want 899, 1699", q[:min(len(q), 2)])
+	}
 	if w := r.Series.Wasted; len(w) != 60 || w[0] != 0 || w[1] != 99 || w[30] != 100 || w[59] != 100 || sum(w) != 5899 {
 		t.Errorf("wasted per second %v, want 0, 99, then 100 a second", w)
 	}

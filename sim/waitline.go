@@ -14,8 +14,9 @@ type waitLine struct {
 	runs []turnRun
 	head int   // first run still holding a waiting handshake
 	n    int64 // handshakes waiting
-	// sampled is the end of the last window whose waiting count was taken.
-	sampled time.Duration
+	// sampled is the end of the last window whose waiting count was taken,
+	// next the end of the one after it when windows are width long.
+	sampled, next, width time.Duration
 }
 
 // turnRun is count turns starting at first, first+step, ... (step >= 0).

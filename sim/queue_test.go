@@ -1,0 +1,57 @@
+package sim
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+)
+
+// FuzzSortBucket: the wheel's radix sort orders a bucket's events as a
+// stable sort by offset does (equal offsets keep their push order), for
+// both event kinds, any offset width and any split into chunks.
+//
+//	go test ./sim -run '^$' -fuzz FuzzSortBucket -fuzztime 30s
+func FuzzSortBucket(f *testing.F) {
+	f.Add(uint8(23), []byte{})
+	f.Add(uint8(23), []byte{3, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0})
+	f.Add(uint8(10), make([]byte, 4*300)) // all equal: order is push order
+	f.Add(uint8(31), []byte("a bucket of a few offsets, some of them equal, in no particular order at all....."))
+	f.Fuzz(func(t *testing.T, bits uint8, data []byte) {
+		offBits := 1 + int(bits%31)
+		var events []paidEvent
+		for i := 0; i+4 <= len(data); i += 4 {
+			off := binary.LittleEndian.Uint32(data[i:]) & (1<<offBits - 1)
+			n := uint32(len(events))
+			events = append(events, paidEvent{event: event{off: off, client: n, attempts: n ^ 0x5a5a}, pay: ^n})
+		}
+		want := slices.Clone(events)
+		slices.SortStableFunc(want, func(a, b paidEvent) int { return int(a.off) - int(b.off) })
+		gotPaid := sortChunked(events, offBits)
+		if !slices.Equal(gotPaid, want) {
+			t.Fatalf("paid events: got %v\nwant %v", gotPaid, want)
+		}
+		plain := make([]event, len(events))
+		for i := range events {
+			plain[i] = events[i].event
+		}
+		gotPlain := sortChunked(plain, offBits)
+		for i := range want {
+			if gotPlain[i] != want[i].event {
+				t.Fatalf("plain event %d: got %v, want %v", i, gotPlain[i], want[i].event)
+			}
+		}
+	})
+}
+
+// sortChunked puts events into chunks as the wheel does (the last one
+// partly filled) and sorts them with sortBucket.
+func sortChunked[E wheelEvent](events []E, offBits int) []E {
+	var chunks []*chunk[E]
+	for i := 0; i < len(events); i += chunkLen {
+		ch := new(chunk[E])
+		ch.n = copy(ch.events[:], events[i:min(len(events), i+chunkLen)])
+		chunks = append(chunks, ch)
+	}
+	a, b := make([]E, len(events)), make([]E, len(events))
+	return sortBucket(chunks, a, b, offBits)
+}
