@@ -1,14 +1,14 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"stormsim/internal/orderedjson"
 )
 
 // Replications says which seeds a replicated document ran: Count runs per
@@ -133,45 +133,21 @@ func (ms MetricStats) Lookup(name string) (MetricStat, bool) {
 
 // MarshalJSON writes the list as an object keyed by name, in list order.
 func (ms MetricStats) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(m.Name)
-		b.Write(key)
-		b.WriteByte(':')
-		val, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("metric %s: %w", m.Name, err)
-		}
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return orderedjson.Marshal(ms, "metric",
+		func(m MetricStat) string { return m.Name },
+		func(m MetricStat) any { return m })
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, keeping the key order.
 func (ms *MetricStats) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("metrics: want an object")
-	}
 	*ms = MetricStats{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := tok.(string)
+	return orderedjson.Unmarshal(data, "metrics", func(name string, dec *json.Decoder) error {
 		m := MetricStat{}
 		if err := dec.Decode(&m); err != nil {
-			return fmt.Errorf("metrics: %s: %w", name, err)
+			return err
 		}
 		m.Name = name
 		*ms = append(*ms, m)
-	}
-	_, err := dec.Token()
-	return err
+		return nil
+	})
 }

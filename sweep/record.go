@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"stormsim/internal/orderedjson"
 	"stormsim/results"
 )
 
@@ -117,47 +117,26 @@ type AxisValue struct{ Path, Label string }
 
 // MarshalJSON writes the values as an object in axis order.
 func (av AxisValues) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, v := range av {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(v.Path)
-		l, _ := json.Marshal(v.Label)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(l)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return orderedjson.Marshal(av, "axis",
+		func(v AxisValue) string { return v.Path },
+		func(v AxisValue) any { return v.Label })
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, keeping the order.
 func (av *AxisValues) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("values: want an object")
-	}
 	*av = AxisValues{}
-	for dec.More() {
-		k, err := dec.Token()
+	return orderedjson.Unmarshal(data, "values", func(path string, dec *json.Decoder) error {
+		tok, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		v, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		path, _ := k.(string)
-		label, ok := v.(string)
+		label, ok := tok.(string)
 		if !ok {
-			return fmt.Errorf("values: %s: want a string", path)
+			return errors.New("want a string")
 		}
 		*av = append(*av, AxisValue{path, label})
-	}
-	_, err := dec.Token()
-	return err
+		return nil
+	})
 }
 
 // line encodes r as one line of sweep.ndjson, newline included.
