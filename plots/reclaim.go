@@ -5,9 +5,10 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"stormsim/internal/quantile"
 )
 
 // reclaimChart: histogram of lease reclaim times over replications with
@@ -121,7 +122,7 @@ func reclaimTitle(runs []*Run) string {
 		return fmt.Sprintf("Routes reclaimed after %s, %s %s", fmtDuration(all[0]), where, bound)
 	}
 	slices.Sort(all)
-	median := stat.Quantile(0.5, stat.Empirical, all, nil)
+	median := quantile.NearestRank(all, 0.5)
 	if outside == 0 {
 		return fmt.Sprintf("All %s reclaim times lie inside %s (median %s)", fmtCount(float64(len(all))), bound, fmtDuration(median))
 	}

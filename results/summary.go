@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"stormsim/internal/orderedjson"
+	"stormsim/internal/quantile"
 )
 
 // Replications says which seeds a replicated document ran: Count runs per
@@ -63,9 +64,9 @@ func Summarize(name string, runs []float64) MetricStat {
 		half = t * s.Std / math.Sqrt(float64(n))
 	}
 	s.CI95 = []float64{s.Mean - half, s.Mean + half}
-	s.P50 = stat.Quantile(0.50, stat.Empirical, sorted, nil)
-	s.P95 = stat.Quantile(0.95, stat.Empirical, sorted, nil)
-	s.P99 = stat.Quantile(0.99, stat.Empirical, sorted, nil)
+	s.P50 = quantile.NearestRank(sorted, 0.50)
+	s.P95 = quantile.NearestRank(sorted, 0.95)
+	s.P99 = quantile.NearestRank(sorted, 0.99)
 	s.Min, s.Max = sorted[0], sorted[n-1]
 	return s
 }
