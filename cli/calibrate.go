@@ -86,18 +86,9 @@ func calibrateCmd(e *env, args []string) error {
 // locateKey is FILE:LINE of the scenario key path (after the --set
 // overrides), or the file alone when it cannot be placed.
 func locateKey(sf scenarioFlags, path string) string {
-	data, err := os.ReadFile(sf.configPath)
+	doc, err := config.LoadDocument(sf.configPath, sf.sets)
 	if err != nil {
 		return sf.configPath
-	}
-	doc, err := config.ParseDocument(sf.configPath, data)
-	if err != nil {
-		return sf.configPath
-	}
-	for _, set := range sf.sets {
-		if doc.SetArg(set) != nil {
-			return sf.configPath
-		}
 	}
 	return doc.Where(path)
 }

@@ -184,11 +184,7 @@ func (cf *checkFlags) validate() (tolerance float64, err error) {
 // every check's metric name, and the baseline.
 func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChecks []check.Check, limits budget.Limits) (*checkTarget, error) {
 	t := &checkTarget{file: file}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &config.Error{Where: file, Problem: "cannot read config: " + pathError(err)}
-	}
-	doc, err := config.ParseDocument(file, data)
+	doc, err := config.LoadDocument(file, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -309,12 +305,4 @@ func reportBaseline(e *env, t *checkTarget, doc *results.Document, tolerance flo
 		fmt.Fprintf(e.stdout, "  note: the baseline ran config %s, this run %s\n", t.base.ConfigHash, doc.ConfigHash)
 	}
 	return len(cmp.Drifts) == 0
-}
-
-// pathError is err without the path that *os.PathError repeats.
-func pathError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

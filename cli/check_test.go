@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"stormsim/config"
 )
 
 // goldenDir holds a result per shipped config: stormsim check compares
@@ -64,6 +66,7 @@ func TestCheckExitCodes(t *testing.T) {
 	misspelt := writeConfig(t, checkConfig+"  - results[full].convergance_ms < 5s\n")
 	noData := writeConfig(t, checkConfig+"  - results[full].reclaim.reclaim_ms < 5s\n")
 	nothing := writeConfig(t, strings.Split(checkConfig, "checks:")[0])
+	huge := writeConfig(t, checkConfig+"# "+strings.Repeat("x", config.MaxFileBytes)+"\n")
 	baseDir := t.TempDir()
 	asFile := filepath.Join(baseDir, "file")
 	os.WriteFile(asFile, nil, 0o644)
@@ -94,6 +97,8 @@ func TestCheckExitCodes(t *testing.T) {
 		{"nothing to check", []string{"check", "-c", nothing}, ExitUsage, "", nothing + ": nothing to check"},
 		{"no config", []string{"check"}, ExitUsage, "", "stormsim check: give a config"},
 		{"bad config", []string{"check", "-c", "testdata/bad/zero-slot.yaml"}, ExitUsage, "", "testdata/bad/zero-slot.yaml:"},
+		{"config too large to be one", []string{"check", "-c", huge}, ExitUsage, "",
+			huge + ": cannot read config: larger than 16 MiB; is it a config?\n"},
 		{"missing baseline", []string{"check", "-c", good, "--baseline", filepath.Join(baseDir, "none.json")}, ExitUsage, "",
 			"--baseline: " + filepath.Join(baseDir, "none.json") + ": cannot read: no such file or directory (write it with --update-baseline)\n"},
 		{"missing baseline in a directory names that flag", []string{"check", "-c", good, "--baseline-dir", baseDir}, ExitUsage, "",

@@ -122,7 +122,7 @@ func main(e *env, args []string) (code int) {
 	stdout, stderr := e.stdout, e.stderr
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintln(stderr, oneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
+			fmt.Fprintln(stderr, safetext.OneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
 			code = ExitInternal
 		}
 	}()
@@ -160,7 +160,7 @@ func report(e *env, err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(e.stderr, oneLine(err.Error()))
+	fmt.Fprintln(e.stderr, safetext.OneLine(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -220,8 +220,6 @@ func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err 
 	}
 	return false, nil
 }
-
-func oneLine(s string) string { return safetext.OneLine(s) }
 
 // guardSingleValues makes every flag that holds one value refuse a second
 // one (-c A -c B would otherwise silently mean B) and, for a string, an

@@ -75,7 +75,7 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 	// still come out as a one-line config error.
 	defer func() {
 		if r := recover(); r != nil {
-			doc, err = nil, &Error{Where: name, Problem: oneLine(fmt.Sprintf("invalid YAML: %v", r))}
+			doc, err = nil, &Error{Where: name, Problem: fmt.Sprintf("invalid YAML: %v", r)}
 		}
 	}()
 	doc = &Document{file: name, origin: map[*yaml.Node]string{}}

@@ -35,12 +35,8 @@ func (e *Error) Error() string {
 		b.WriteString(e.Got)
 		b.WriteString(")")
 	}
-	return oneLine(b.String())
+	return safetext.OneLine(b.String())
 }
-
-// oneLine escapes line breaks so an error never spans lines, whatever the
-// file or override contained.
-func oneLine(s string) string { return safetext.OneLine(s) }
 
 // maxGotLen bounds how much of an offending value an error quotes.
 const maxGotLen = 60
