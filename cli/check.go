@@ -12,7 +12,9 @@ import (
 	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
+	"stormsim/policies"
 	"stormsim/results"
+	"stormsim/runner"
 	"stormsim/sim"
 	"stormsim/sweep"
 )
@@ -41,10 +43,11 @@ type checkFlags struct {
 // checkTarget is one config file to check, validated before anything runs.
 type checkTarget struct {
 	file     string
-	scenario *sim.Scenario // nil for a sweep file
-	plan     *sweep.Plan   // the sweep file's, checked without running
-	checks   []check.Check // expanded to one per policy
-	baseline string        // baseline file, "" for none
+	scenario *sim.Scenario   // nil for a sweep file
+	specs    []policies.Spec // the policies --policy selects
+	plan     *sweep.Plan     // the sweep file's, checked without running
+	checks   []check.Check   // expanded to one per policy
+	baseline string          // baseline file, "" for none
 	base     *results.Document
 	estimate budget.Estimate
 }
@@ -117,9 +120,10 @@ func runCheck(e *env, args []string) error {
 			continue
 		}
 		stop := e.watchMemory(limits, t.estimate)
-		doc, err := results.BuildWith(t.scenario, sf.policies, results.BuildOptions{Workers: rf.workers, Context: ctx})
+		doc := results.New(t.scenario, config.Hash(t.scenario), config.Echo(t.scenario))
+		err := runner.Build(doc, t.scenario, t.specs, runner.Options{Workers: rf.workers, Context: ctx})
 		stop()
-		if errors.Is(err, results.ErrStopped) {
+		if errors.Is(err, runner.ErrStopped) {
 			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, passed, failed)}
 		}
 		if err != nil {
@@ -200,15 +204,11 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 	if t.scenario, err = doc.Scenario(); err != nil {
 		return nil, err
 	}
-	cat, err := results.NewCatalog(t.scenario, sf.policies)
-	if err != nil {
+	if t.specs, err = runner.SelectPolicies(t.scenario, sf.policies); err != nil {
 		return nil, err
 	}
-	specs, err := results.SelectPolicies(t.scenario, sf.policies)
-	if err != nil {
-		return nil, err
-	}
-	t.estimate = budget.Run(t.scenario, specs, limits, rf.workers)
+	cat := results.NewCatalog(t.scenario, t.specs)
+	t.estimate = budget.Run(t.scenario, t.specs, limits, rf.workers)
 	if err := t.estimate.CheckRun(limits, t.scenario.Replications); err != nil {
 		return nil, rf.overBudget(err, doc)
 	}

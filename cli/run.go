@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
 	"stormsim/plots"
 	"stormsim/results"
+	"stormsim/runner"
 )
 
 func init() {
@@ -60,7 +62,7 @@ func run(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	specs, err := results.SelectPolicies(s, sf.policies)
+	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
 	}
@@ -87,13 +89,14 @@ func run(e *env, args []string) error {
 	defer e.watchMemory(limits, est)()
 	ctx, stopSignals := interruptible()
 	defer stopSignals()
-	pr.begin(results.Storms(s, len(specs)))
+	pr.begin(runner.Storms(s, len(specs)))
 	started := time.Now()
-	res, err := results.BuildWith(s, sf.policies, results.BuildOptions{Workers: rf.workers, Context: ctx, Progress: pr.report})
+	res := results.New(s, config.Hash(s), config.Echo(s))
+	err = runner.Build(res, s, specs, runner.Options{Workers: rf.workers, Context: ctx, Progress: pr.report})
 	pr.end()
 	if err != nil {
 		dir.Abandon()
-		if errors.Is(err, results.ErrStopped) {
+		if errors.Is(err, runner.ErrStopped) {
 			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
 				human.Duration(time.Since(started)))}
 		}

@@ -85,7 +85,7 @@ func (p *runProgress) begin(storms int) {
 	}()
 }
 
-// report is results.BuildOptions.Progress.
+// report is runner.Options.Progress.
 func (p *runProgress) report(storm int, pr sim.Progress, finished bool) {
 	if p == nil {
 		return

@@ -9,6 +9,7 @@ import (
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"
+	"stormsim/runner"
 )
 
 func init() {
@@ -38,7 +39,7 @@ func validate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	specs, err := results.SelectPolicies(s, sf.policies)
+	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
 	}

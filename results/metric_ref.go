@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"stormsim/internal/suggest"
+	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -78,17 +79,13 @@ type Catalog struct {
 }
 
 // NewCatalog is the catalog of resolved scenario s run with the policies
-// that policyFilter selects (see SelectPolicies).
-func NewCatalog(s *sim.Scenario, policyFilter []string) (Catalog, error) {
-	specs, err := SelectPolicies(s, policyFilter)
-	if err != nil {
-		return Catalog{}, err
-	}
+// specs (all of s's, or those a --policy filter selects).
+func NewCatalog(s *sim.Scenario, specs []policies.Spec) Catalog {
 	c := Catalog{Replications: s.Replications}
 	for _, p := range specs {
 		c.Labels = append(c.Labels, p.Label)
 	}
-	return c, nil
+	return c
 }
 
 // Check reports whether m can name a metric of the catalog's runs, with a

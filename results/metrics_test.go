@@ -145,10 +145,7 @@ func TestTypeNamesListEveryField(t *testing.T) {
 // TestRealResultNamesAreInTheCatalog runs a storm and checks each metric it
 // produces against the names derived from the type alone.
 func TestRealResultNamesAreInTheCatalog(t *testing.T) {
-	doc, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := build(t, scenario(t))
 	names := ResultFieldNames()
 	for _, must := range []string{"attempts", "convergence_ms", "connect_ms.p99", "window_ms"} {
 		if !slices.Contains(names, must) {

@@ -2,15 +2,13 @@ package results
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"stormsim/config"
+	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -26,63 +24,23 @@ func scenario(t *testing.T) *sim.Scenario {
 	return s
 }
 
-func TestSelectPolicies(t *testing.T) {
-	tests := []struct {
-		name    string
-		filter  []string
-		want    string // labels in order
-		wantErr string
-	}{
-		{"empty filter selects all", nil, "exponential,jittered", ""},
-		{"config order, not filter order", []string{"jittered", "exponential"}, "exponential,jittered", ""},
-		{"by label, not kind", []string{"jittered"}, "jittered", ""},
-		{"unknown label", []string{"full"}, "", "--policy full: unknown policy; the config has exponential, jittered"},
+// build runs each policy of s once, with sim.Run, into a document.
+func build(t *testing.T, s *sim.Scenario) *Document {
+	t.Helper()
+	doc := New(s, config.Hash(s), config.Echo(s))
+	for _, spec := range s.Policies {
+		b, err := policies.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Results = append(doc.Results, sim.Run(s, b, s.Seed))
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			specs, err := SelectPolicies(scenario(t), tt.filter)
-			if tt.wantErr != "" {
-				var upe *UnknownPolicyError
-				if !errors.As(err, &upe) || err.Error() != tt.wantErr {
-					t.Fatalf("error %v, want %s", err, tt.wantErr)
-				}
-				return
-			}
-			var labels []string
-			for _, s := range specs {
-				labels = append(labels, s.Label)
-			}
-			if got := strings.Join(labels, ","); got != tt.want || err != nil {
-				t.Errorf("got %s, %v; want %s", got, err, tt.want)
-			}
-		})
-	}
-}
-
-func TestBuildEnvelope(t *testing.T) {
-	s := scenario(t)
-	doc, err := Build(s, []string{"jittered"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc.SchemaVersion != 1 || doc.Tool != "stormsim "+Version || doc.ConfigHash != config.Hash(s) ||
-		doc.Name != "t" || doc.Seed != 3 || !bytes.Equal(doc.Config, config.Echo(s)) {
-		t.Errorf("bad envelope %+v", doc)
-	}
-	if len(doc.Results) != 1 || doc.Results[0].Policy != "jittered" || doc.Results[0].Clients != 20 {
-		t.Errorf("results %+v, want one for jittered with 20 clients", doc.Results)
-	}
+	return doc
 }
 
 func TestJSONIsDeterministic(t *testing.T) {
-	a, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := build(t, scenario(t))
+	b := build(t, scenario(t))
 	ja, _ := a.JSON()
 	jb, _ := b.JSON()
 	if !bytes.Equal(ja, jb) {
@@ -94,10 +52,7 @@ func TestJSONIsDeterministic(t *testing.T) {
 }
 
 func TestWriteJSONIsAtomic(t *testing.T) {
-	doc, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := build(t, scenario(t))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
@@ -171,53 +126,3 @@ func TestTableIsTerminalSafe(t *testing.T) {
 
 // msPtr returns a pointer to a time in ms, for a result's convergence.
 func msPtr(v float64) *float64 { return &v }
-
-// busy is a storm of some 1.8 M attempts: 600 clients retrying every
-// millisecond against one admission per 10 ms, so that it reports
-// progress (every sim.ProgressEvery attempts) on its way.
-func busy(t *testing.T) *sim.Scenario {
-	t.Helper()
-	s, err := config.Parse("busy", []byte("clients: 600\nadmission: {kind: slots, slot: 10ms, per_slot: 1}\npolicies: [{name: none, min_gap: 1ms}]\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// TestBuildWithReportsAndStops pins the run hooks: progress reports while
-// storms run and once each is done, a document identical to BuildParallel's,
-// and a cancelled context that stops a storm in the middle.
-func TestBuildWithReportsAndStops(t *testing.T) {
-	s := busy(t)
-	var mu sync.Mutex
-	reports, done := 0, 0
-	doc, err := BuildWith(s, nil, BuildOptions{Progress: func(storm int, p sim.Progress, finished bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if finished {
-			done++
-		} else if p.Attempts > 0 && p.Clients == 600 {
-			reports++
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, _ := BuildParallel(s, nil, 0)
-	a, _ := doc.JSON()
-	b, _ := plain.JSON()
-	if !bytes.Equal(a, b) || done != 1 || reports < 1 {
-		t.Errorf("same document %v, storms done %d, reports %d", bytes.Equal(a, b), done, reports)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stoppedAt := int64(0)
-	_, err = BuildWith(s, nil, BuildOptions{Context: ctx, Progress: func(_ int, p sim.Progress, finished bool) {
-		if !finished && stoppedAt == 0 {
-			stoppedAt = p.Attempts
-			cancel()
-		}
-	}})
-	if err != ErrStopped || stoppedAt == 0 || stoppedAt >= plain.Results[0].Attempts {
-		t.Errorf("error %v after %d of %d attempts, want ErrStopped in the middle", err, stoppedAt, plain.Results[0].Attempts)
-	}
-}

@@ -7,6 +7,7 @@ import (
 
 	"stormsim/policies"
 	"stormsim/results"
+	"stormsim/runner"
 )
 
 // Corners are the indexes of the grid's corner points, in grid order:
@@ -57,7 +58,7 @@ func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string
 		for pol := range pr.runs {
 			pr.runs[pol] = results.NewRuns(s.Replications)
 		}
-		err = results.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
+		err = runner.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
 			rep, pol := j/len(s.Policies), j%len(s.Policies)
 			r, err := runStorm(&s, pol, s.Seed+uint64(rep), nil)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"stormsim/internal/atomicfile"
 	"stormsim/internal/budget"
 	"stormsim/results"
+	"stormsim/runner"
 	"stormsim/sim"
 )
 
@@ -310,7 +311,7 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 				}
 				s := j.pr.pt.Scenario
 				r, err := runStorm(s, j.pol, s.Seed+uint64(j.rep), func(sim.Progress) bool { return ctx.Err() == nil })
-				if errors.Is(err, results.ErrStopped) {
+				if errors.Is(err, runner.ErrStopped) {
 					continue // interrupted: its point stays unwritten
 				}
 				if err != nil {
@@ -379,14 +380,14 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 }
 
 // runStorm runs one storm, stopping it when report returns false
-// (results.ErrStopped) and turning a panic in the engine into an error.
+// (runner.ErrStopped) and turning a panic in the engine into an error.
 func runStorm(s *sim.Scenario, pol int, seed uint64, report func(sim.Progress) bool) (r sim.Result, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			err = fmt.Errorf("the engine panicked: %v", x)
 		}
 	}()
-	return results.RunOneWith(s, s.Policies[pol], seed, report)
+	return runner.RunOneWith(s, s.Policies[pol], seed, report)
 }
 
 // record is a finished point's line.

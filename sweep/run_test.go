@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"stormsim/results"
+	"stormsim/runner"
 )
 
 // dirFiles reads every file of dir by name.
@@ -121,7 +121,7 @@ func TestRecordsMatchDirectRuns(t *testing.T) {
 		for pol, spec := range pt.Scenario.Policies {
 			var want []float64
 			for seed := uint64(7); seed < 9; seed++ {
-				res, err := results.RunOne(pt.Scenario, spec, seed)
+				res, err := runner.RunOne(pt.Scenario, spec, seed)
 				if err != nil {
 					t.Fatal(err)
 				}
