@@ -15,7 +15,6 @@ import (
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/runner"
-	"stormsim/sim"
 	"stormsim/sweep"
 )
 
@@ -43,11 +42,11 @@ type checkFlags struct {
 // checkTarget is one config file to check, validated before anything runs.
 type checkTarget struct {
 	file     string
-	scenario *sim.Scenario   // nil for a sweep file
-	specs    []policies.Spec // the policies --policy selects
-	plan     *sweep.Plan     // the sweep file's, checked without running
-	checks   []check.Check   // expanded to one per policy
-	baseline string          // baseline file, "" for none
+	scenario *config.ScenarioFile // nil for a sweep file
+	specs    []policies.Spec      // the policies --policy selects
+	plan     *sweep.Plan          // the sweep file's, checked without running
+	checks   []check.Check        // expanded to one per policy
+	baseline string               // baseline file, "" for none
 	base     *results.Document
 	estimate budget.Estimate
 }
@@ -120,8 +119,9 @@ func runCheck(e *env, args []string) error {
 			continue
 		}
 		stop := e.watchMemory(limits, t.estimate)
-		doc := results.New(t.scenario, config.Hash(t.scenario), config.Echo(t.scenario))
-		err := runner.Build(doc, t.scenario, t.specs, runner.Options{Workers: rf.workers, Context: ctx})
+		s := t.scenario.Scenario
+		doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
+		err := runner.Build(doc, s, t.specs, runner.Options{Workers: rf.workers, Context: ctx})
 		stop()
 		if errors.Is(err, runner.ErrStopped) {
 			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, passed, failed)}
@@ -201,22 +201,19 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 			return nil, err
 		}
 	}
-	if t.scenario, err = doc.Scenario(); err != nil {
+	if t.scenario, err = doc.ScenarioFile(); err != nil {
 		return nil, err
 	}
-	if t.specs, err = runner.SelectPolicies(t.scenario, sf.policies); err != nil {
+	s := t.scenario.Scenario
+	if t.specs, err = runner.SelectPolicies(s, sf.policies); err != nil {
 		return nil, err
 	}
-	cat := results.NewCatalog(t.scenario, t.specs)
-	t.estimate = budget.Run(t.scenario, t.specs, limits, rf.workers)
-	if err := t.estimate.CheckRun(limits, t.scenario.Replications); err != nil {
+	cat := results.NewCatalog(s, t.specs)
+	t.estimate = budget.Run(s, t.specs, limits, rf.workers)
+	if err := t.estimate.CheckRun(limits, s.Replications); err != nil {
 		return nil, rf.overBudget(err, doc)
 	}
-	var fileChecks []string
-	if t.scenario.Checks != nil {
-		fileChecks = *t.scenario.Checks
-	}
-	for i, text := range fileChecks {
+	for i, text := range t.scenario.Checks {
 		path := fmt.Sprintf("checks[%d]", i)
 		c, err := check.Parse(text)
 		if err == nil {

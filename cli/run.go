@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
@@ -58,10 +57,11 @@ func run(e *env, args []string) error {
 		return err
 	}
 	sf.sets = rf.sets(sf.sets)
-	s, doc, err := sf.loadDocument(cmd.name)
+	file, doc, err := sf.loadDocument(cmd.name)
 	if err != nil {
 		return err
 	}
+	s := file.Scenario
 	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
@@ -91,7 +91,7 @@ func run(e *env, args []string) error {
 	defer stopSignals()
 	pr.begin(runner.Storms(s, len(specs)))
 	started := time.Now()
-	res := results.New(s, config.Hash(s), config.Echo(s))
+	res := results.New(s, file.Hash(), file.Echo())
 	err = runner.Build(res, s, specs, runner.Options{Workers: rf.workers, Context: ctx, Progress: pr.report})
 	pr.end()
 	if err != nil {

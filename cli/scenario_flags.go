@@ -24,13 +24,16 @@ func (f *scenarioFlags) add(fs *pflag.FlagSet) {
 
 // load reads and resolves the scenario; every failure is bad input.
 func (f *scenarioFlags) load(cmd string) (*sim.Scenario, error) {
-	s, _, err := f.loadDocument(cmd)
-	return s, err
+	file, _, err := f.loadDocument(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return file.Scenario, nil
 }
 
-// loadDocument is load that also returns the document, which locates keys
-// for errors found later.
-func (f *scenarioFlags) loadDocument(cmd string) (*sim.Scenario, *config.Document, error) {
+// loadDocument reads and resolves the scenario file, and returns the
+// document too, which locates keys for errors found later.
+func (f *scenarioFlags) loadDocument(cmd string) (*config.ScenarioFile, *config.Document, error) {
 	if f.configPath == "" {
 		return nil, nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
 	}
@@ -38,6 +41,6 @@ func (f *scenarioFlags) loadDocument(cmd string) (*sim.Scenario, *config.Documen
 	if err != nil {
 		return nil, nil, badInput(err)
 	}
-	s, err := doc.Scenario()
-	return s, doc, badInput(err)
+	file, err := doc.ScenarioFile()
+	return file, doc, badInput(err)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
@@ -35,10 +34,11 @@ func validate(e *env, args []string) error {
 		return err
 	}
 	sf.sets = rf.sets(sf.sets)
-	s, doc, err := sf.loadDocument(cmd.name)
+	file, doc, err := sf.loadDocument(cmd.name)
 	if err != nil {
 		return err
 	}
+	s := file.Scenario
 	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
@@ -56,7 +56,7 @@ func validate(e *env, args []string) error {
 		labels[i] = safetext.Terminal(p.Label)
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n  estimate: %s\n",
-		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), config.Hash(s),
+		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), file.Hash(),
 		est.Summary(limits))
 	return err
 }

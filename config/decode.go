@@ -221,7 +221,7 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 		name := deref(k).Value
 		for _, f := range fields {
 			if f.key == name {
-				return d.decode(val, v.Field(f.index), keyPath)
+				return d.decode(val, v.FieldByIndex(f.index), keyPath)
 			}
 		}
 		problem := "unknown key; valid keys: " + keyList(fields)

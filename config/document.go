@@ -112,16 +112,28 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 func (d *Document) File() string { return d.file }
 
 // Scenario decodes the document into a scenario and resolves it (defaults
-// and validation). The document is not changed.
+// and validation), leaving out its checks. The document is not changed.
 func (d *Document) Scenario() (*sim.Scenario, error) {
+	f, err := d.ScenarioFile()
+	if err != nil {
+		return nil, err
+	}
+	return f.Scenario, nil
+}
+
+// ScenarioFile decodes the document into a scenario and its checks and
+// resolves the scenario (defaults and validation). The document is not
+// changed.
+func (d *Document) ScenarioFile() (*ScenarioFile, error) {
 	if len(d.root.Content) == 0 {
 		return nil, &Error{Where: d.file, Problem: "the config is empty: a scenario needs at least clients:, admission: and policies:"}
 	}
-	var s sim.Scenario
+	var l fileLayout
 	dec := decoder{doc: d}
-	if err := dec.decode(d.root, reflect.ValueOf(&s).Elem(), ""); err != nil {
+	if err := dec.decode(d.root, reflect.ValueOf(&l).Elem(), ""); err != nil {
 		return nil, err
 	}
+	s := &l.Scenario
 	if err := s.Resolve(); err != nil {
 		var fe *sim.FieldError
 		if errors.As(err, &fe) {
@@ -129,7 +141,11 @@ func (d *Document) Scenario() (*sim.Scenario, error) {
 		}
 		return nil, &Error{Where: d.file, Problem: err.Error()}
 	}
-	return &s, nil
+	f := &ScenarioFile{Scenario: s}
+	if l.Checks != nil {
+		f.Checks = *l.Checks
+	}
+	return f, nil
 }
 
 // Clone returns an independent copy, so that Set on one does not affect

@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"stormsim/sim"
 )
 
 // SweepFile is a sweep file as written: a base scenario, the axes to vary
@@ -187,9 +185,9 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 	return f, nil
 }
 
-// isScenarioKey reports whether key is a top-level key of a scenario.
+// isScenarioKey reports whether key is a top-level key of a scenario file.
 func isScenarioKey(key string) bool {
-	for _, f := range fieldsOf(reflect.TypeFor[sim.Scenario]()) {
+	for _, f := range fieldsOf(fileLayoutType) {
 		if f.key == key {
 			return true
 		}

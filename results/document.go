@@ -22,10 +22,10 @@ var Version = "0.1.0"
 type Document struct {
 	SchemaVersion int             `json:"schema_version"`
 	Tool          string          `json:"tool"`        // "stormsim <version>"
-	ConfigHash    string          `json:"config_hash"` // config.Hash of the resolved scenario
+	ConfigHash    string          `json:"config_hash"` // identifies the resolved config file (see New)
 	Name          string          `json:"name"`
 	Seed          uint64          `json:"seed"`
-	Config        json.RawMessage `json:"config"`  // config.Echo of the resolved scenario
+	Config        json.RawMessage `json:"config"`  // the resolved config file as JSON (see New)
 	Results       []sim.Result    `json:"results"` // with replications, the first one's (seed Seed)
 
 	// With replications >= 2 only: the seeds run and, per policy, each

@@ -48,7 +48,7 @@ type Point struct {
 	ID         string // the point's axis values, e.g. "lease.duration=500ms lease.sweep_every=100ms"
 	Coords     []int  // value index along each axis
 	Scenario   *sim.Scenario
-	ConfigHash string // config.Hash of Scenario
+	ConfigHash string // the hash of the point's config file (config.ScenarioFile.Hash)
 }
 
 // MaxPoints bounds a grid, so that a typo in a range cannot ask for a
@@ -270,12 +270,12 @@ func (p *Plan) Point(i int) (Point, error) {
 		}
 	}
 	pt.ID = strings.Join(ids, " ")
-	s, err := doc.Scenario()
+	file, err := doc.ScenarioFile()
 	if err != nil {
 		return pt, p.pointError(err, ids)
 	}
-	pt.Scenario = s
-	pt.ConfigHash = config.Hash(s)
+	pt.Scenario = file.Scenario
+	pt.ConfigHash = file.Hash()
 	return pt, nil
 }
 
