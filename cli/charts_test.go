@@ -185,15 +185,6 @@ func TestPlotBadDocumentsAreUsageErrors(t *testing.T) {
 	}
 }
 
-func TestNewCommandsHaveHelp(t *testing.T) {
-	for _, c := range []string{"check", "sweep", "merge", "plot"} {
-		code, stdout, stderr := stormsim("help", c)
-		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "Usage: stormsim "+c+" ") {
-			t.Errorf("help %s: exit %d, stdout %q, stderr %q", c, code, stdout, stderr)
-		}
-	}
-}
-
 // TestOutputDirIsCheckedBeforeTheRun pins that a directory that cannot be
 // written is refused before anything runs (exit 2, nothing on stdout),
 // not found after the run with the results lost.

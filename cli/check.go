@@ -18,15 +18,14 @@ import (
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:    "check",
-		summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
-		usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
-			"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
-		run:       runCheck,
-		takesArgs: true,
-	})
+// cmdCheck is stormsim check.
+var cmdCheck = &command{
+	name:    "check",
+	summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
+	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
+		"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
+	run:       runCheck,
+	takesArgs: true,
 }
 
 // checkFlags are check's own flags.
@@ -51,8 +50,7 @@ type checkTarget struct {
 	estimate budget.Estimate
 }
 
-func runCheck(e *env, args []string) error {
-	cmd, _ := lookup("check")
+func runCheck(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	var cf checkFlags
 	fs.StringArrayVarP(&cf.files, "config", "c", nil, "scenario or sweep config `FILE` (repeatable; files may also follow the flags)")

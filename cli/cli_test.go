@@ -209,10 +209,25 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestEveryCommandHasHelp runs help for each command of the table: the
+// command handed to its run function names itself in the usage line, and
+// help goes to stdout with exit 0, both as help NAME and as NAME --help.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, c := range commands {
+		for _, args := range [][]string{{"help", c.name}, {c.name, "--help"}} {
+			code, stdout, stderr := stormsim(args...)
+			want := "Usage: stormsim " + c.name + " " + c.usage + "\n\n" + c.summary + "\n\nFlags:\n"
+			if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, want) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and %q...", args, code, stdout, stderr, want)
+			}
+		}
+	}
+}
+
 func TestPanicIsAnInternalError(t *testing.T) {
 	saved := slices.Clone(commands)
 	defer func() { commands = saved }()
-	register(command{name: "boom", run: func(*env, []string) error { panic("line one\nline two") }})
+	commands = append(commands, &command{name: "boom", run: func(*env, *command, []string) error { panic("line one\nline two") }})
 	code, stdout, stderr := stormsim("boom")
 	if want := "stormsim: internal error: line one\\nline two\n"; code != ExitInternal || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 3, stderr %q", code, stdout, stderr, want)

@@ -1,5 +1,6 @@
 // Package cli implements the stormsim command. Each subcommand lives in its
-// own file and registers itself in commands, so adding one touches one file.
+// own file as a command value (cmdRun in run.go, ...), listed in the
+// commands table.
 package cli
 
 import (
@@ -8,7 +9,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -37,9 +37,21 @@ type command struct {
 	usage   string // arguments after "stormsim NAME"
 	// takesArgs allows arguments besides flags (files to read).
 	takesArgs bool
-	// run executes the command with its arguments (after the name). An
-	// error without an exit code means ExitInternal.
-	run func(env *env, args []string) error
+	// run executes the command, handed to it, with its arguments (after
+	// the name). An error without an exit code means ExitInternal.
+	run func(env *env, cmd *command, args []string) error
+}
+
+// commands are stormsim's subcommands, in the order the usage lists them.
+var commands = []*command{
+	cmdCalibrate,
+	cmdCheck,
+	cmdMerge,
+	cmdPlot,
+	cmdPolicies,
+	cmdRun,
+	cmdSweep,
+	cmdValidate,
 }
 
 // env is what a command may touch of the outside world.
@@ -66,21 +78,14 @@ func (e *env) watchMemory(limits budget.Limits, est budget.Estimate) (stop func(
 	})
 }
 
-var commands []command
-
-// register adds a subcommand; each subcommand file calls it from init.
-func register(c command) {
-	commands = append(commands, c)
-	slices.SortFunc(commands, func(a, b command) int { return strings.Compare(a.name, b.name) })
-}
-
-func lookup(name string) (command, bool) {
+// lookup is the command called name, or nil.
+func lookup(name string) *command {
 	for _, c := range commands {
 		if c.name == name {
-			return c, true
+			return c
 		}
 	}
-	return command{}, false
+	return nil
 }
 
 // exitError carries the exit code for err.
@@ -137,22 +142,22 @@ func main(e *env, args []string) (code int) {
 			writeUsage(stdout)
 			return ExitOK
 		}
-		c, ok := lookup(args[1])
-		if !ok || len(args) > 2 {
+		c := lookup(args[1])
+		if c == nil || len(args) > 2 {
 			fmt.Fprintf(stderr, "stormsim help: no such command %q (try: %s)\n", safetext.Terminal(strings.Join(args[1:], " ")), strings.Join(names(), ", "))
 			return ExitUsage
 		}
-		return report(e, c.run(e, []string{"--help"}))
+		return report(e, c.run(e, c, []string{"--help"}))
 	case "version", "--version":
 		fmt.Fprintf(stdout, "stormsim %s (%s, %s/%s)\n", results.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return ExitOK
 	}
-	c, ok := lookup(name)
-	if !ok {
+	c := lookup(name)
+	if c == nil {
 		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", safetext.Terminal(name), strings.Join(names(), ", "))
 		return ExitUsage
 	}
-	return report(e, c.run(e, args[1:]))
+	return report(e, c.run(e, c, args[1:]))
 }
 
 // report prints err on one line and maps it to an exit code.
@@ -204,7 +209,7 @@ func flagSet(c string) *pflag.FlagSet {
 
 // parse parses args into fs. It returns done=true when the user asked for
 // help, which it prints to stdout.
-func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err error) {
+func parse(e *env, c *command, fs *pflag.FlagSet, args []string) (done bool, err error) {
 	restore := guardSingleValues(fs)
 	err = fs.Parse(args)
 	restore()

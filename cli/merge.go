@@ -7,18 +7,16 @@ import (
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:      "merge",
-		summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
-		usage:     "DIR... -o OUT [--charts=false]",
-		run:       merge,
-		takesArgs: true,
-	})
+// cmdMerge is stormsim merge.
+var cmdMerge = &command{
+	name:      "merge",
+	summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
+	usage:     "DIR... -o OUT [--charts=false]",
+	run:       runMerge,
+	takesArgs: true,
 }
 
-func merge(e *env, args []string) error {
-	cmd, _ := lookup("merge")
+func runMerge(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	out := fs.StringP("out", "o", "", "write the merged sweep into `OUT` (created)")
 	charts := fs.Bool("charts", true, "draw the charts")

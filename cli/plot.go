@@ -10,18 +10,16 @@ import (
 	"stormsim/plots"
 )
 
-func init() {
-	register(command{
-		name:      "plot",
-		summary:   "redraw the charts of saved results, overlaying several runs with their names",
-		usage:     "RESULT.json... -o DIR [--label NAME]...",
-		run:       plot,
-		takesArgs: true,
-	})
+// cmdPlot is stormsim plot.
+var cmdPlot = &command{
+	name:      "plot",
+	summary:   "redraw the charts of saved results, overlaying several runs with their names",
+	usage:     "RESULT.json... -o DIR [--label NAME]...",
+	run:       runPlot,
+	takesArgs: true,
 }
 
-func plot(e *env, args []string) error {
-	cmd, _ := lookup("plot")
+func runPlot(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	outDir := fs.StringP("out", "o", "", "write the charts into `DIR` (created)")
 	labels := fs.StringArray("label", nil, "legend `name` of each result, in order (repeatable); default each config's name, or its file when names repeat")

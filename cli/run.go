@@ -20,20 +20,18 @@ import (
 	"stormsim/runner"
 )
 
-func init() {
-	register(command{
-		name:    "run",
-		summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
-		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false]]",
-		run:     run,
-	})
+// cmdRun is stormsim run.
+var cmdRun = &command{
+	name:    "run",
+	summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false]]",
+	run:     runRun,
 }
 
 // ResultFile is the name of the result document written into -o DIR.
 const ResultFile = "result.json"
 
-func run(e *env, args []string) error {
-	cmd, _ := lookup("run")
+func runRun(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	var sf scenarioFlags
 	sf.add(fs)

@@ -14,17 +14,15 @@ import (
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:    "sweep",
-		summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
-		usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N] [--resume] [--progress auto|plain|none] [--charts=false]",
-		run:     runSweep,
-	})
+// cmdSweep is stormsim sweep.
+var cmdSweep = &command{
+	name:    "sweep",
+	summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
+	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N] [--resume] [--progress auto|plain|none] [--charts=false]",
+	run:     runSweep,
 }
 
-func runSweep(e *env, args []string) error {
-	cmd, _ := lookup("sweep")
+func runSweep(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	file := fs.StringP("config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
 	outDir := fs.StringP("out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")

@@ -11,17 +11,15 @@ import (
 	"stormsim/runner"
 )
 
-func init() {
-	register(command{
-		name:    "validate",
-		summary: "check a config (and its overrides) without running it",
-		usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
-		run:     validate,
-	})
+// cmdValidate is stormsim validate.
+var cmdValidate = &command{
+	name:    "validate",
+	summary: "check a config (and its overrides) without running it",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
+	run:     runValidate,
 }
 
-func validate(e *env, args []string) error {
-	cmd, _ := lookup("validate")
+func runValidate(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	var sf scenarioFlags
 	sf.add(fs)
