@@ -60,7 +60,7 @@ func runCheck(e *env, cmd *command, args []string) error {
 	var rf runFlags
 	rf.add(fs)
 	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
-	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric with the saved result `OLD.json`")
+	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
 	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
 	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
 	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
@@ -285,19 +285,31 @@ func (t *checkTarget) add(cat results.Catalog, c check.Check) error {
 func reportBaseline(e *env, t *checkTarget, doc *results.Document, tolerance float64, suffix string) bool {
 	cmp := check.Compare(t.base, doc, tolerance)
 	tol := strconv.FormatFloat(tolerance*100, 'f', -1, 64) + "%"
-	if len(cmp.Drifts) == 0 {
+	switch {
+	case !cmp.Drifted() && cmp.SeriesCompared == 0:
 		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, tol, suffix)
-	} else {
+	case !cmp.Drifted():
+		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, tol, suffix)
+	case cmp.SeriesCompared == 0:
 		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, tol, suffix)
-		for _, d := range cmp.Drifts {
-			fmt.Fprintf(e.stdout, "  drift %s\n", d)
-		}
+	default:
+		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
+			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, tol, suffix)
+	}
+	for _, d := range cmp.Drifts {
+		fmt.Fprintf(e.stdout, "  drift %s\n", d)
+	}
+	for _, d := range cmp.SeriesDrifts {
+		fmt.Fprintf(e.stdout, "  drift %s\n", d)
 	}
 	if len(cmp.New) > 0 {
 		fmt.Fprintf(e.stdout, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
 	}
+	if len(cmp.NewSeries) > 0 {
+		fmt.Fprintf(e.stdout, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
+	}
 	if t.base.ConfigHash != doc.ConfigHash {
 		fmt.Fprintf(e.stdout, "  note: the baseline ran config %s, this run %s\n", t.base.ConfigHash, doc.ConfigHash)
 	}
-	return len(cmp.Drifts) == 0
+	return !cmp.Drifted()
 }

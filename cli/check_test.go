@@ -1,44 +1,121 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"stormsim/check"
 	"stormsim/config"
 )
 
-// goldenDir holds a result per shipped config: stormsim check compares
-// every metric of a fresh run with it, so a change in model outputs is a
-// visible diff. go test ./cli -run Golden -update rewrites them (as does
-// stormsim check --baseline-dir testdata/golden configs/*.yaml --update-baseline
-// from the repository root).
+// goldenDir holds the whole result of each shipped scenario config,
+// series included, as stormsim run --format json writes it.
 const goldenDir = "../testdata/golden"
 
+// TestShippedConfigGoldens runs every shipped scenario config once and
+// pins its summary table (testdata/NAME.table.golden) and its whole result
+// (goldenDir/NAME.json), byte for byte; then it runs stormsim check
+// --baseline-dir over every shipped config, as CI does, which compares
+// every metric and every series value by value and runs the sweep files'
+// corner points. A change in any number shows up as a drift naming it.
+// go test ./cli -run Golden -update rewrites both kinds of golden.
 func TestShippedConfigGoldens(t *testing.T) {
 	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs: %v", err)
 	}
-	args := append([]string{"check", "--baseline-dir", goldenDir}, files...)
-	if *update {
-		args = append(args, "--update-baseline")
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if strings.HasPrefix(name, "sweep-") {
+			if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); err == nil {
+				t.Errorf("%s: a sweep file has a result golden", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := stormsim("run", "-c", f, "-o", dir, "--charts=false", "--progress", "none")
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, name+".table.golden", stdout)
+			got, err := os.ReadFile(filepath.Join(dir, ResultFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			goldenResult(t, filepath.Join(goldenDir, name+".json"), got)
+		})
 	}
-	code, stdout, stderr := stormsim(args...)
+	code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir}, files...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d (go test ./cli -run Golden -update refreshes the goldens after a deliberate change)\n%s%s", code, stdout, stderr)
 	}
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		sweep := strings.HasPrefix(name, "sweep-")
-		if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); (err == nil) == sweep {
-			t.Errorf("%s: golden present %v, want it only for scenarios", name, err == nil)
-		}
 		if !strings.Contains(stdout, "["+f+"]") && !strings.Contains(stdout, "PASS "+f+": sweep of ") {
 			t.Errorf("%s not checked:\n%s", f, stdout)
 		}
 	}
+	if n := strings.Count(stdout, " series within 0%"); n != len(files)-strings.Count(stdout, ": sweep of ") {
+		t.Errorf("%d baselines compared their series, want every scenario's:\n%s", n, stdout)
+	}
+}
+
+// goldenResult compares a result document with its golden file (or
+// writes it, with -update). A difference is reported as check reports a
+// drift: each metric and series that changed, with its values.
+func goldenResult(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cli -run Golden -update writes it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	wantDoc, err1 := check.ParseDocument(path, want)
+	gotDoc, err2 := check.ParseDocument("this run", got)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("result differs from %s, and cannot be compared: %v %v", path, err1, err2)
+	}
+	var lines []string
+	cmp := check.Compare(wantDoc, gotDoc, 0)
+	for _, d := range cmp.Drifts {
+		lines = append(lines, "drift "+d.String())
+	}
+	for _, d := range cmp.SeriesDrifts {
+		lines = append(lines, "drift "+d.String())
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "no number drifted; "+firstDifference(want, got))
+	}
+	t.Errorf("result differs from %s (go test ./cli -run Golden -update refreshes it after a deliberate change):\n  %s", path, strings.Join(lines, "\n  "))
+}
+
+// firstDifference names the first line where got differs from want.
+func firstDifference(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := range max(len(w), len(g)) {
+		if i >= len(w) || i >= len(g) || w[i] != g[i] {
+			line := func(lines []string) string {
+				if i < len(lines) {
+					return fmt.Sprintf("%.200q", lines[i])
+				}
+				return "(none)"
+			}
+			return fmt.Sprintf("line %d is %s in the golden, %s now", i+1, line(w), line(g))
+		}
+	}
+	return "the bytes differ"
 }
 
 // checkConfig is a small scenario whose checks: block holds one passing

@@ -112,7 +112,7 @@ func isMapField(name string) bool { return name == "by_name" || name == "plain" 
 func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	v := shapeValue()
 	var got []Metric
-	flattenValue("", reflect.ValueOf(v), &got)
+	flattenValue("", reflect.ValueOf(v), &got, nil)
 	want := []Metric{
 		{"count", 3}, {"time_ms", 1.5}, {"zero", 0}, {"extra", 7}, {"on.a", 2.25},
 		{"rows[0].id", 4}, {"rows[1].id", 5}, {"by_name[a].id", 8}, {"by_name[z].id", 6}, {"flag", 1},
@@ -130,6 +130,18 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	}
 	if oracle := jsonLeaves(t, v); !slices.Equal(nonZero, oracle) {
 		t.Errorf("flatten disagrees with encoding/json\n got %v\nwant %v", nonZero, oracle)
+	}
+}
+
+// TestSeriesAreWhatMetricsLeaveOut pins the series of shape by hand: its
+// arrays of numbers, in field order, and no array of records or strings.
+func TestSeriesAreWhatMetricsLeaveOut(t *testing.T) {
+	v := shapeValue()
+	var got []Series
+	flattenValue("", reflect.ValueOf(v), nil, &got)
+	want := []Series{{"on.b", []float64{1, 2}}, {"series", []float64{1, 2, 3}}}
+	if !slices.EqualFunc(got, want, func(a, b Series) bool { return a.Name == b.Name && slices.Equal(a.Values, b.Values) }) {
+		t.Errorf("series\n got %v\nwant %v", got, want)
 	}
 }
 
