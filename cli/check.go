@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -50,118 +51,157 @@ type checkTarget struct {
 	estimate budget.Estimate
 }
 
+// checkRun is one stormsim check: its flags, what they ask for once
+// validated, and the tally of checks passed and failed.
+type checkRun struct {
+	e              *env
+	cf             checkFlags
+	sf             scenarioFlags
+	rf             runFlags
+	tolerance      float64       // a fraction
+	flagChecks     []check.Check // from --check
+	limits         budget.Limits
+	targets        []*checkTarget
+	passed, failed int
+}
+
 func runCheck(e *env, cmd *command, args []string) error {
+	c := &checkRun{e: e}
+	if done, err := c.parseFlags(cmd, args); done || err != nil {
+		return err
+	}
+	// Everything is validated before anything runs.
+	for _, file := range c.cf.files {
+		t, err := c.target(file)
+		if err != nil {
+			return badInput(err)
+		}
+		c.targets = append(c.targets, t)
+	}
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	for _, t := range c.targets {
+		if t.plan != nil {
+			line, ok := probeSweep(t, c.rf)
+			c.tally(ok, line)
+			continue
+		}
+		if err := c.checkScenario(ctx, t); err != nil {
+			return err
+		}
+	}
+	if c.failed > 0 {
+		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim check: %d of %d checks failed", c.failed, c.passed+c.failed)}
+	}
+	return nil
+}
+
+// parseFlags reads and validates the flags: done is true when help was
+// asked for.
+func (c *checkRun) parseFlags(cmd *command, args []string) (done bool, err error) {
 	fs := flagSet(cmd.name)
-	var cf checkFlags
+	cf := &c.cf
 	fs.StringArrayVarP(&cf.files, "config", "c", nil, "scenario or sweep config `FILE` (repeatable; files may also follow the flags)")
-	var sf scenarioFlags
-	fs.StringArrayVar(&sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
-	fs.StringArrayVar(&sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
-	var rf runFlags
-	rf.add(fs)
+	fs.StringArrayVar(&c.sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
+	fs.StringArrayVar(&c.sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
+	c.rf.add(fs)
 	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
 	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
 	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
 	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
 	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
-	if done, err := parse(e, cmd, fs, args); done || err != nil {
-		return err
+	if done, err := parse(c.e, cmd, fs, args); done || err != nil {
+		return done, err
 	}
 	cf.files = append(cf.files, fs.Args()...)
-	if err := rf.check(cmd.name); err != nil {
-		return err
+	if err := c.rf.check(cmd.name); err != nil {
+		return false, err
 	}
-	tolerance, err := cf.validate()
-	if err != nil {
-		return err
+	if c.tolerance, err = cf.validate(); err != nil {
+		return false, err
 	}
-	var flagChecks []check.Check
 	for _, text := range cf.checks {
-		c, err := check.Parse(text)
+		chk, err := check.Parse(text)
 		if err != nil {
-			return usageErrorf("--check %s: %v", strconv.Quote(text), err)
+			return false, usageErrorf("--check %s: %v", strconv.Quote(text), err)
 		}
-		flagChecks = append(flagChecks, c)
+		c.flagChecks = append(c.flagChecks, chk)
 	}
-	limits, err := rf.limits(cmd.name)
+	c.limits, err = c.rf.limits(cmd.name)
+	return false, err
+}
+
+// tally counts a verdict and prints its line.
+func (c *checkRun) tally(ok bool, line string) {
+	if ok {
+		fmt.Fprintln(c.e.stdout, "PASS "+line)
+		c.passed++
+	} else {
+		fmt.Fprintln(c.e.stdout, "FAIL "+line)
+		c.failed++
+	}
+}
+
+// suffix names t's file after each of its lines when several files are
+// checked.
+func (c *checkRun) suffix(t *checkTarget) string {
+	if len(c.targets) == 1 {
+		return ""
+	}
+	return " [" + t.file + "]"
+}
+
+// checkScenario runs t's scenario, evaluates its checks and compares it
+// with its baseline (or writes the baseline).
+func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
+	stop := c.e.watchMemory(c.limits, t.estimate)
+	s := t.scenario.Scenario
+	doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
+	err := runner.Build(doc, s, t.specs, runner.Options{Workers: c.rf.workers, Context: ctx})
+	stop()
+	if errors.Is(err, runner.ErrStopped) {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)}
+	}
 	if err != nil {
 		return err
 	}
-	// Everything is validated before anything runs.
-	var targets []*checkTarget
-	for _, file := range cf.files {
-		t, err := cf.target(file, sf, rf, flagChecks, limits)
-		if err != nil {
-			return badInput(err)
-		}
-		targets = append(targets, t)
-	}
-	suffix := func(t *checkTarget) string {
-		if len(targets) == 1 {
-			return ""
-		}
-		return " [" + t.file + "]"
-	}
-	ctx, stopSignals := interruptible()
-	defer stopSignals()
-	passed, failed := 0, 0
-	for _, t := range targets {
-		if t.plan != nil {
-			if line, ok := probeSweep(t, rf); ok {
-				fmt.Fprintln(e.stdout, "PASS "+line)
-				passed++
-			} else {
-				fmt.Fprintln(e.stdout, "FAIL "+line)
-				failed++
-			}
-			continue
-		}
-		stop := e.watchMemory(limits, t.estimate)
-		s := t.scenario.Scenario
-		doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
-		err := runner.Build(doc, s, t.specs, runner.Options{Workers: rf.workers, Context: ctx})
-		stop()
-		if errors.Is(err, runner.ErrStopped) {
-			return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, passed, failed)}
-		}
-		if err != nil {
-			return err
-		}
-		warnHorizon(e.stderr, doc)
-		for _, c := range t.checks {
-			o := c.Eval(doc)
-			fmt.Fprintln(e.stdout, o.String()+suffix(t))
-			if o.Pass() {
-				passed++
-			} else {
-				failed++
-			}
-		}
-		switch {
-		case t.baseline == "":
-		case cf.updateBaseline:
-			if err := check.DropSeries(doc); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(t.baseline), 0o755); err != nil {
-				return err
-			}
-			if err := doc.WriteJSON(t.baseline); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "wrote baseline %s%s\n", t.baseline, suffix(t))
-		default:
-			if reportBaseline(e, t, doc, tolerance, suffix(t)) {
-				passed++
-			} else {
-				failed++
-			}
+	warnHorizon(c.e.stderr, doc)
+	for _, chk := range t.checks {
+		o := chk.Eval(doc)
+		fmt.Fprintln(c.e.stdout, o.String()+c.suffix(t))
+		if o.Pass() {
+			c.passed++
+		} else {
+			c.failed++
 		}
 	}
-	if failed > 0 {
-		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim check: %d of %d checks failed", failed, passed+failed)}
+	switch {
+	case t.baseline == "":
+		return nil
+	case c.cf.updateBaseline:
+		return c.writeBaseline(t, doc)
+	}
+	if reportBaseline(c.e, t, doc, c.tolerance, c.suffix(t)) {
+		c.passed++
+	} else {
+		c.failed++
 	}
 	return nil
+}
+
+// writeBaseline saves doc, without its series, as t's baseline.
+func (c *checkRun) writeBaseline(t *checkTarget, doc *results.Document) error {
+	if err := check.DropSeries(doc); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(t.baseline), 0o755); err != nil {
+		return err
+	}
+	if err := doc.WriteJSON(t.baseline); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(c.e.stdout, "wrote baseline %s%s\n", t.baseline, c.suffix(t))
+	return err
 }
 
 func (cf *checkFlags) validate() (tolerance float64, err error) {
@@ -182,19 +222,20 @@ func (cf *checkFlags) validate() (tolerance float64, err error) {
 	return tolerance, nil
 }
 
-// target loads and validates one file: the scenario with its overrides,
-// every check's metric name, and the baseline.
-func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChecks []check.Check, limits budget.Limits) (*checkTarget, error) {
+// target loads and validates one file: a sweep file's plan, or the
+// scenario with its overrides, every check's metric name, and the
+// baseline.
+func (c *checkRun) target(file string) (*checkTarget, error) {
 	t := &checkTarget{file: file}
 	doc, err := config.LoadDocument(file, nil)
 	if err != nil {
 		return nil, err
 	}
 	if doc.HasKey("axes") {
-		t.plan, err = sweep.Load(file, rf.replications)
+		t.plan, err = sweep.Load(file, c.rf.replications)
 		return t, err
 	}
-	for _, set := range rf.sets(sf.sets) {
+	for _, set := range c.rf.sets(c.sf.sets) {
 		if err := doc.SetArg(set); err != nil {
 			return nil, err
 		}
@@ -203,14 +244,44 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 		return nil, err
 	}
 	s := t.scenario.Scenario
-	if t.specs, err = runner.SelectPolicies(s, sf.policies); err != nil {
+	if t.specs, err = runner.SelectPolicies(s, c.sf.policies); err != nil {
 		return nil, err
 	}
-	cat := results.NewCatalog(s, t.specs)
-	t.estimate = budget.Run(s, t.specs, limits, rf.workers)
-	if err := t.estimate.CheckRun(limits, s.Replications); err != nil {
-		return nil, rf.overBudget(err, doc)
+	t.estimate = budget.Run(s, t.specs, c.limits, c.rf.workers)
+	if err := t.estimate.CheckRun(c.limits, s.Replications); err != nil {
+		return nil, c.rf.overBudget(err, doc)
 	}
+	if err := t.addChecks(doc, c.flagChecks); err != nil {
+		return nil, err
+	}
+	t.baseline = c.cf.baselineFor(file)
+	if len(t.checks) == 0 && t.baseline == "" {
+		return nil, &config.Error{Where: file, Problem: "nothing to check: add checks: to the config, or give --check or --baseline"}
+	}
+	if t.baseline != "" && !c.cf.updateBaseline {
+		if t.base, err = check.ReadDocument(t.baseline); err != nil {
+			flag := "--baseline"
+			if c.cf.baselineDir != "" {
+				flag = "--baseline-dir"
+			}
+			return nil, fmt.Errorf("%s: %v (write it with --update-baseline)", flag, err)
+		}
+	}
+	return t, nil
+}
+
+// baselineFor is the baseline file of config file, "" for none.
+func (cf *checkFlags) baselineFor(file string) string {
+	if cf.baselineDir != "" {
+		return filepath.Join(cf.baselineDir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))+".json")
+	}
+	return cf.baseline
+}
+
+// addChecks validates and adds the checks of t's file, each located at its
+// line in doc, and then those of --check.
+func (t *checkTarget) addChecks(doc *config.Document, flagChecks []check.Check) error {
+	cat := results.NewCatalog(t.scenario.Scenario, t.specs)
 	for i, text := range t.scenario.Checks {
 		path := fmt.Sprintf("checks[%d]", i)
 		c, err := check.Parse(text)
@@ -218,31 +289,15 @@ func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChe
 			err = t.add(cat, c)
 		}
 		if err != nil {
-			return nil, &config.Error{Where: doc.Where(path), Path: path, Problem: err.Error()}
+			return &config.Error{Where: doc.Where(path), Path: path, Problem: err.Error()}
 		}
 	}
 	for _, c := range flagChecks {
 		if err := t.add(cat, c); err != nil {
-			return nil, fmt.Errorf("--check %s: %w", strconv.Quote(c.Text), err)
+			return fmt.Errorf("--check %s: %w", strconv.Quote(c.Text), err)
 		}
 	}
-	t.baseline = cf.baseline
-	if cf.baselineDir != "" {
-		t.baseline = filepath.Join(cf.baselineDir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))+".json")
-	}
-	if len(t.checks) == 0 && t.baseline == "" {
-		return nil, &config.Error{Where: file, Problem: "nothing to check: add checks: to the config, or give --check or --baseline"}
-	}
-	if t.baseline != "" && !cf.updateBaseline {
-		if t.base, err = check.ReadDocument(t.baseline); err != nil {
-			flag := "--baseline"
-			if cf.baselineDir != "" {
-				flag = "--baseline-dir"
-			}
-			return nil, fmt.Errorf("%s: %v (write it with --update-baseline)", flag, err)
-		}
-	}
-	return t, nil
+	return nil
 }
 
 // probeSweep runs a sweep file's corner points (each axis at its first
