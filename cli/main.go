@@ -60,6 +60,9 @@ type env struct {
 	// exit ends the process; nil (in tests) when the command must return
 	// instead. With it, commands that run storms watch their memory.
 	exit func(code int)
+	// lookupEnv reads the environment, as os.LookupEnv does: where a batch
+	// engine says which shard of a sweep this process runs.
+	lookupEnv func(name string) (string, bool)
 }
 
 // watchMemory keeps the process under the memory budget while storms run
@@ -113,14 +116,14 @@ func badInput(err error) error {
 // Main runs stormsim with args (without the program name) and returns the
 // exit code. It never panics: a panic is reported as an internal error.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
-	return main(&env{stdout: stdout, stderr: stderr}, args)
+	return main(&env{stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}, args)
 }
 
 // MainProcess is Main for the stormsim process itself: it may also end the
 // process, with one line and ExitInternal, when memory passes the budget
 // while storms run.
 func MainProcess(args []string, stdout, stderr io.Writer) int {
-	return main(&env{stdout: stdout, stderr: stderr, exit: os.Exit}, args)
+	return main(&env{stdout: stdout, stderr: stderr, exit: os.Exit, lookupEnv: os.LookupEnv}, args)
 }
 
 func main(e *env, args []string) (code int) {

@@ -105,7 +105,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no config", []string{"sweep", "-o", "x"}, "stormsim sweep: -c SWEEP.yaml and -o DIR are required"},
-		{"bad shard", []string{"sweep", "-c", cfg, "-o", "x", "--shard", "3/3"}, `stormsim sweep: --shard must be I/N with 0 <= I < N, e.g. 0/4 (got "3/3")`},
+		{"bad shard", []string{"sweep", "-c", cfg, "-o", "x", "--shard", "3/3"}, `stormsim sweep: --shard must be I/N with 0 <= I < N, e.g. 0/4, or auto in a batch array (got "3/3")`},
 		{"bad progress", []string{"sweep", "-c", cfg, "-o", "x", "--progress", "loud"}, `stormsim sweep: --progress must be auto, plain or none (got "loud")`},
 		{"misspelt metric", []string{"sweep", "-c", bad, "-o", "x"}, bad + ":13: metrics: convergense_ms: unknown metric; did you mean convergence_ms?"},
 		{"metric whose model is off", []string{"sweep", "-c", noModel, "-o", filepath.Join(t.TempDir(), "x")},
