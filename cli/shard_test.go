@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"stormsim/internal/budget"
 )
 
 // TestShardFromABatchEngine pins --shard: I/N as given, and auto read
@@ -68,5 +70,23 @@ func TestShardFromABatchEngine(t *testing.T) {
 				t.Errorf("from %q for --shard %q", sh.from, tt.flag)
 			}
 		})
+	}
+}
+
+// TestAShardEstimatesItsShareOfTheSweep pins the estimate of one shard of
+// a sweep: a quarter of the points has a quarter of the storms, of the
+// client-storms, of the least attempts (so of the time) and of the lines,
+// and draws no charts; what one storm or one point needs is unchanged.
+func TestAShardEstimatesItsShareOfTheSweep(t *testing.T) {
+	whole := budget.SweepShape{Points: 100, Storms: 400, ClientStorms: 4e6, MinAttempts: 8e9, Models: true, MaxClients: 10000,
+		MaxStormBytes: 1 << 20, PointValues: 120, ChartValues: 900, OutputBytes: 1 << 22, ChartFiles: 4}
+	got := shardShape(whole, 25, 100, true)
+	want := budget.SweepShape{Points: 25, Storms: 100, ClientStorms: 1e6, MinAttempts: 2e9, Models: true, MaxClients: 10000,
+		MaxStormBytes: 1 << 20, PointValues: 120, ChartValues: 0, OutputBytes: 1 << 20, ChartFiles: 0}
+	if got != want {
+		t.Errorf("shard of a quarter\n got %+v\nwant %+v", got, want)
+	}
+	if got := shardShape(whole, 100, 100, false); got != whole {
+		t.Errorf("unsharded: %+v, want the whole shape", got)
 	}
 }
