@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"
 	"stormsim/runner"
+	"stormsim/sweep"
 )
 
 // cmdValidate is stormsim validate.
 var cmdValidate = &command{
 	name:    "validate",
-	summary: "check a config (and its overrides) without running it",
+	summary: "check a config or a sweep file (and its overrides) without running it, and estimate what running it takes",
 	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
 	run:     runValidate,
 }
@@ -31,6 +33,25 @@ func runValidate(e *env, cmd *command, args []string) error {
 	if err := rf.check(cmd.name); err != nil {
 		return err
 	}
+	limits, err := rf.limits(cmd.name)
+	if err != nil {
+		return err
+	}
+	if sf.configPath != "" {
+		doc, err := config.LoadDocument(sf.configPath, nil)
+		if err != nil {
+			return badInput(err)
+		}
+		if doc.HasKey("axes") {
+			return validateSweep(e, sf, rf, limits)
+		}
+	}
+	return validateScenario(e, cmd, sf, rf, limits)
+}
+
+// validateScenario checks a scenario with its overrides and prints what
+// running it takes.
+func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
 	sf.sets = rf.sets(sf.sets)
 	file, doc, err := sf.loadDocument(cmd.name)
 	if err != nil {
@@ -40,10 +61,6 @@ func runValidate(e *env, cmd *command, args []string) error {
 	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
-	}
-	limits, err := rf.limits(cmd.name)
-	if err != nil {
-		return err
 	}
 	est := budget.Run(s, specs, limits, rf.workers)
 	if err := est.CheckRun(limits, s.Replications); err != nil {
@@ -56,5 +73,27 @@ func runValidate(e *env, cmd *command, args []string) error {
 	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n  estimate: %s\n",
 		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), file.Hash(),
 		est.Summary(limits))
+	return err
+}
+
+// validateSweep checks every point of a sweep file and prints what the
+// whole sweep takes (its shards split the storms, the time and the
+// lines among them), so that it can be planned before it runs.
+func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
+	if len(sf.sets) > 0 || len(sf.policies) > 0 {
+		return usageErrorf("stormsim validate: %s is a sweep file: --set and --policy apply to a scenario (a sweep's axes set its keys)", safetext.Terminal(sf.configPath))
+	}
+	plan, err := sweep.Load(sf.configPath, rf.replications)
+	if err != nil {
+		return badInput(err)
+	}
+	est := budget.Sweep(plan.Shape(), limits, rf.workers)
+	if err := est.CheckSweep(limits, -1, plan.Replications, ""); err != nil {
+		return sweepOverBudget(err, plan, rf)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: sweep %s, %s points (%s), %d replication%s of %d polic%s a point (sweep %s)\n  estimate: %s; about %s of files\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(plan.Name), human.Count(int64(plan.Size)), plan.Dimensions(),
+		plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"), plan.Hash,
+		est.Summary(limits), human.Bytes(est.OutputBytes))
 	return err
 }
