@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,5 +62,30 @@ func TestValidateBoundsTheTimeOfAnAdmissionBoundStorm(t *testing.T) {
 	code, stdout, stderr := stormsim("validate", "-c", ownConfigs[0], "--set", "clients=1e8", "--max-memory", "16GiB", "--workers", "2")
 	if code != ExitOK || !strings.Contains(stdout, ", at least 21h00m of computing on 2 cores\n") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestValidateEstimatesASweep pins validate on a sweep file: every point
+// checked, the grid and the whole sweep's estimate on one line each; and
+// --set, which a sweep's axes do the work of, refused.
+func TestValidateEstimatesASweep(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
+	os.WriteFile(cfg, []byte(smallSweep), 0o644)
+	code, stdout, stderr := stormsim("validate", "-c", cfg, "--workers", "1", "--max-memory", "1GiB")
+	lines := strings.Split(stdout, "\n")
+	if code != ExitOK || stderr != "" || len(lines) != 3 ||
+		!strings.HasPrefix(lines[0], cfg+": ok: sweep small, 6 points (policies[0].base 2 x admission.per_slot 3), 2 replications of 1 policy a point (sweep sha256:") ||
+		!strings.HasPrefix(lines[1], "  estimate: 12 storms of up to 30 clients: about ") || !strings.Contains(lines[1], " (budget 1.00 GiB), at least ") ||
+		!strings.Contains(lines[1], " of computing on 1 core; about ") || !strings.HasSuffix(lines[1], " of files") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = stormsim("validate", "-c", cfg, "--set", "clients=3")
+	if want := "stormsim validate: " + cfg + " is a sweep file: --set and --policy apply to a scenario"; code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--set on a sweep: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
+	}
+	// The shipped cluster example is a valid sweep of 10,000 points.
+	code, stdout, stderr = stormsim("validate", "-c", "../deploy/sweep-10k.yaml")
+	if code != ExitOK || !strings.Contains(stdout, ": ok: sweep sweep-10k, 10,000 points (admission.rate 100 x admission.burst 100)") {
+		t.Errorf("deploy/sweep-10k.yaml: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

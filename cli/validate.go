@@ -16,7 +16,7 @@ import (
 // cmdValidate is stormsim validate.
 var cmdValidate = &command{
 	name:    "validate",
-	summary: "check a config or a sweep file (and its overrides) without running it, and estimate what running it takes",
+	summary: "check a config or a sweep file without running it, and estimate its memory, time and files",
 	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
 	run:     runValidate,
 }
