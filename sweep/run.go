@@ -215,14 +215,7 @@ type job struct {
 // after the first done on a pool of workers and writes each point's line
 // to out in grid order.
 func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) error {
-	ctx := opt.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	r := newPointRunner(p, opt)
 	points := p.ShardSize(shard, shards)
 	first := shard + done*shards
 	var storms, work int64
@@ -233,150 +226,198 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 	opt.Progress.begin(p.Size, points, done, storms, work)
 	defer opt.Progress.end()
 
-	window := budget.SweepWindow(workers)
-	var (
-		stopOnce sync.Once
-		stop     = make(chan struct{})
-		errMu    sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-		stopOnce.Do(func() { close(stop) })
+	go r.dispatch(first, shards)
+	workersDone := r.startWorkers()
+	written := r.writeLines(out, workersDone)
+	r.halt()
+	<-workersDone
+	for range r.order {
+		// let the dispatcher finish
 	}
-	stopped := func() bool {
-		select {
-		case <-stop:
-			return true
-		case <-ctx.Done():
-			return true
-		default:
-			return false
-		}
+	if err := r.err(); err != nil {
+		return err
 	}
+	if done+written < points {
+		return &InterruptedError{Done: done + written, Points: points}
+	}
+	return nil
+}
 
-	slots := make(chan struct{}, window)
-	order := make(chan *pointRun, window)
-	jobs := make(chan job)
-	go func() { // the dispatcher: points in grid order, their storms replication-major
-		defer close(jobs)
-		defer close(order)
-		for i := first; i < p.Size; i += shards {
-			select {
-			case slots <- struct{}{}:
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			}
-			pt, err := p.Point(i)
-			if err != nil {
-				fail(err)
-				return
-			}
-			s := pt.Scenario
-			pr := &pointRun{pt: pt, runs: make([]*results.Runs, len(s.Policies)), done: make(chan struct{})}
-			for pol := range pr.runs {
-				pr.runs[pol] = results.NewRuns(s.Replications)
-			}
-			pr.left.Store(int64(len(s.Policies) * s.Replications))
-			order <- pr
-			for rep := range s.Replications {
-				for pol := range s.Policies {
-					select {
-					case jobs <- job{pr, pol, rep}:
-					case <-stop:
-						return
-					case <-ctx.Done():
-						return
-					}
+// pointRunner runs points on a pool of workers: a dispatcher hands out
+// the points' storms in grid order, at most a window of points at once;
+// workers run them; the writer writes each point's line once its storms
+// are in. The first error, or the context, stops all three.
+type pointRunner struct {
+	p       *Plan
+	opt     Options
+	ctx     context.Context
+	workers int
+
+	slots chan struct{}  // a token per point in flight
+	order chan *pointRun // the points in flight, in grid order
+	jobs  chan job       // the storms to run
+	stop  chan struct{}  // closed by halt
+	once  sync.Once      // closes stop
+	mu    sync.Mutex     // guards first
+	first error          // the first error, from any goroutine
+}
+
+func newPointRunner(p *Plan, opt Options) *pointRunner {
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	window := budget.SweepWindow(workers)
+	return &pointRunner{p: p, opt: opt, ctx: ctx, workers: workers,
+		slots: make(chan struct{}, window), order: make(chan *pointRun, window), jobs: make(chan job), stop: make(chan struct{})}
+}
+
+// fail records err, if it is the first, and stops everything.
+func (r *pointRunner) fail(err error) {
+	r.mu.Lock()
+	if r.first == nil {
+		r.first = err
+	}
+	r.mu.Unlock()
+	r.halt()
+}
+
+func (r *pointRunner) halt() { r.once.Do(func() { close(r.stop) }) }
+
+func (r *pointRunner) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first
+}
+
+// stopped reports whether the run is stopping, by an error or the context.
+func (r *pointRunner) stopped() bool {
+	select {
+	case <-r.stop:
+		return true
+	case <-r.ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// dispatch builds the points from first, every shards-th, in grid order,
+// each once a slot is free, and hands out its storms replication by
+// replication. It closes jobs and order when done or stopped.
+func (r *pointRunner) dispatch(first, shards int) {
+	defer close(r.jobs)
+	defer close(r.order)
+	for i := first; i < r.p.Size; i += shards {
+		select {
+		case r.slots <- struct{}{}:
+		case <-r.stop:
+			return
+		case <-r.ctx.Done():
+			return
+		}
+		pt, err := r.p.Point(i)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		s := pt.Scenario
+		pr := &pointRun{pt: pt, runs: make([]*results.Runs, len(s.Policies)), done: make(chan struct{})}
+		for pol := range pr.runs {
+			pr.runs[pol] = results.NewRuns(s.Replications)
+		}
+		pr.left.Store(int64(len(s.Policies) * s.Replications))
+		r.order <- pr
+		for rep := range s.Replications {
+			for pol := range s.Policies {
+				select {
+				case r.jobs <- job{pr, pol, rep}:
+				case <-r.stop:
+					return
+				case <-r.ctx.Done():
+					return
 				}
 			}
 		}
-	}()
+	}
+}
 
+// startWorkers starts the pool; the channel it returns closes once every
+// worker has returned.
+func (r *pointRunner) startWorkers() <-chan struct{} {
 	var wg sync.WaitGroup
-	workersDone := make(chan struct{})
-	for range workers {
+	for range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				if stopped() {
+			for j := range r.jobs {
+				if r.stopped() {
 					continue // drain: the dispatcher is stopping too
 				}
-				s := j.pr.pt.Scenario
-				r, err := runStorm(s, j.pol, s.Seed+uint64(j.rep), func(sim.Progress) bool { return ctx.Err() == nil })
-				if errors.Is(err, runner.ErrStopped) {
-					continue // interrupted: its point stays unwritten
-				}
-				if err != nil {
-					fail(fmt.Errorf("sweep point %d (%s): %w", j.pr.pt.Index, j.pr.pt.ID, err))
-					continue
-				}
-				j.pr.runs[j.pol].Add(j.rep, results.ResultMetrics(&r))
-				opt.Progress.stormDone(int64(s.Clients))
-				if j.pr.left.Add(-1) == 0 {
-					close(j.pr.done)
-				}
+				r.runJob(j)
 			}
 		}()
 	}
+	done := make(chan struct{})
 	go func() {
 		wg.Wait()
-		close(workersDone)
+		close(done)
 	}()
+	return done
+}
 
-	// The writer: each point's line once all its storms are in, in grid
-	// order. After a stop, the points already finished are still written,
-	// so that --resume loses nothing.
-	written := 0
-	for pr := range order {
+// runJob runs one storm and adds its metrics to its point.
+func (r *pointRunner) runJob(j job) {
+	s := j.pr.pt.Scenario
+	res, err := runStorm(s, j.pol, s.Seed+uint64(j.rep), func(sim.Progress) bool { return r.ctx.Err() == nil })
+	if errors.Is(err, runner.ErrStopped) {
+		return // interrupted: its point stays unwritten
+	}
+	if err != nil {
+		r.fail(fmt.Errorf("sweep point %d (%s): %w", j.pr.pt.Index, j.pr.pt.ID, err))
+		return
+	}
+	j.pr.runs[j.pol].Add(j.rep, results.ResultMetrics(&res))
+	r.opt.Progress.stormDone(int64(s.Clients))
+	if j.pr.left.Add(-1) == 0 {
+		close(j.pr.done)
+	}
+}
+
+// writeLines writes each point's line once all its storms are in, in grid
+// order, and returns how many it wrote. After a stop, the points already
+// finished are still written, so that --resume loses nothing.
+func (r *pointRunner) writeLines(out io.Writer, workersDone <-chan struct{}) (written int) {
+	for pr := range r.order {
 		select {
 		case <-pr.done:
 		case <-workersDone:
 			select {
 			case <-pr.done:
 			default:
-				pr = nil
+				return written // unfinished: its storms were stopped
 			}
 		}
-		if pr == nil {
-			break
-		}
-		line, err := p.record(pr).line()
+		line, err := r.p.record(pr).line()
 		if err == nil {
 			_, err = out.Write(line)
 		}
 		if err != nil {
-			fail(fmt.Errorf("writing %s: %w", PointsFile, err))
-			break
+			r.fail(fmt.Errorf("writing %s: %w", PointsFile, err))
+			return written
 		}
 		written++
-		opt.Progress.pointDone()
-		<-slots
-		if opt.afterLine != nil {
-			opt.afterLine(written)
+		r.opt.Progress.pointDone()
+		<-r.slots
+		if r.opt.afterLine != nil {
+			r.opt.afterLine(written)
 		}
 	}
-	stopOnce.Do(func() { close(stop) })
-	<-workersDone
-	for range order {
-		// let the dispatcher finish
-	}
-	errMu.Lock()
-	defer errMu.Unlock()
-	if firstErr != nil {
-		return firstErr
-	}
-	if done+written < points {
-		return &InterruptedError{Done: done + written, Points: points}
-	}
-	return nil
+	return written
 }
 
 // runStorm runs one storm, stopping it when report returns false
