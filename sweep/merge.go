@@ -81,55 +81,21 @@ func (s *shardStream) advance() error {
 // the lowest index; it fails on a line of another sweep, outside the grid,
 // in two shards, or missing.
 func (mg *merger) WriteTo(w io.Writer) (int64, error) {
-	var streams []*shardStream
-	defer func() {
-		for _, s := range streams {
-			if c, ok := s.lr.source.(io.Closer); ok {
-				c.Close()
-			}
-		}
-	}()
-	for _, dir := range mg.dirs {
-		path := filepath.Join(dir, PointsFile)
-		f, err := os.Open(path)
-		if err != nil {
-			return 0, &InputError{fmt.Sprintf("merge: %v", err)}
-		}
-		s := &shardStream{dir: dir, path: path, lr: newLineReader(path, f)}
-		streams = append(streams, s)
-		if err := s.advance(); err != nil {
-			return 0, &InputError{fmt.Sprintf("merge: %v", err)}
-		}
+	streams, err := mg.open()
+	defer closeStreams(streams)
+	if err != nil {
+		return 0, err
 	}
 	var n int64
-	next, missing, firstMissing := 0, 0, -1
-	lastFrom := ""
-	for {
-		var low *shardStream
-		for _, s := range streams {
-			if s.head != nil && (low == nil || s.head.Index < low.head.Index) {
-				low = s
-			}
-		}
-		if low == nil {
-			break
-		}
+	var gaps missingPoints
+	next, lastFrom := 0, ""
+	for low := lowest(streams); low != nil; low = lowest(streams) {
 		l := low.head
-		switch {
-		case l.Sweep != LineID(mg.m.Sweep):
-			return n, &InputError{fmt.Sprintf("merge: %s:%d belongs to sweep %s, not %s", low.path, low.k, l.Sweep, LineID(mg.m.Sweep))}
-		case l.Index < 0 || l.Index >= mg.m.Points:
-			return n, &InputError{fmt.Sprintf("merge: %s:%d: point %d is outside the grid of %d points", low.path, low.k, l.Index, mg.m.Points)}
-		case l.Index < next:
-			return n, &InputError{fmt.Sprintf("merge: point %d is in both %s and %s", l.Index, lastFrom, low.dir)}
+		if err := mg.check(low, next, lastFrom); err != nil {
+			return n, err
 		}
-		if l.Index > next {
-			if firstMissing < 0 {
-				firstMissing = next
-			}
-			missing += l.Index - next
-		}
-		if missing == 0 {
+		gaps.skip(next, l.Index)
+		if gaps.count == 0 {
 			k, err := w.Write(l.Raw)
 			n += int64(k)
 			if err != nil {
@@ -141,14 +107,80 @@ func (mg *merger) WriteTo(w io.Writer) (int64, error) {
 			return n, &InputError{fmt.Sprintf("merge: %v", err)}
 		}
 	}
-	if next < mg.m.Points {
-		if firstMissing < 0 {
-			firstMissing = next
-		}
-		missing += mg.m.Points - next
-	}
-	if missing > 0 {
-		return n, &InputError{fmt.Sprintf("merge: %d of %d points are missing (first: point %d); is a shard unfinished (rerun it with --resume) or left out?", missing, mg.m.Points, firstMissing)}
+	gaps.skip(next, mg.m.Points)
+	if gaps.count > 0 {
+		return n, &InputError{fmt.Sprintf("merge: %d of %d points are missing (first: point %d); is a shard unfinished (rerun it with --resume) or left out?", gaps.count, mg.m.Points, gaps.first)}
 	}
 	return n, nil
+}
+
+// open opens every shard's sweep.ndjson, a line ahead; the streams it
+// returns are to be closed even with an error.
+func (mg *merger) open() ([]*shardStream, error) {
+	var streams []*shardStream
+	for _, dir := range mg.dirs {
+		path := filepath.Join(dir, PointsFile)
+		f, err := os.Open(path)
+		if err != nil {
+			return streams, &InputError{fmt.Sprintf("merge: %v", err)}
+		}
+		s := &shardStream{dir: dir, path: path, lr: newLineReader(path, f)}
+		streams = append(streams, s)
+		if err := s.advance(); err != nil {
+			return streams, &InputError{fmt.Sprintf("merge: %v", err)}
+		}
+	}
+	return streams, nil
+}
+
+func closeStreams(streams []*shardStream) {
+	for _, s := range streams {
+		if c, ok := s.lr.source.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+// lowest is the stream whose next line has the lowest index; nil when
+// every stream has ended.
+func lowest(streams []*shardStream) *shardStream {
+	var low *shardStream
+	for _, s := range streams {
+		if s.head != nil && (low == nil || s.head.Index < low.head.Index) {
+			low = s
+		}
+	}
+	return low
+}
+
+// check refuses the line at the head of s where the merge expects point
+// next (the last one written came from lastFrom): a line of another
+// sweep, outside the grid, or of a point already written.
+func (mg *merger) check(s *shardStream, next int, lastFrom string) error {
+	l := s.head
+	switch {
+	case l.Sweep != LineID(mg.m.Sweep):
+		return &InputError{fmt.Sprintf("merge: %s:%d belongs to sweep %s, not %s", s.path, s.k, l.Sweep, LineID(mg.m.Sweep))}
+	case l.Index < 0 || l.Index >= mg.m.Points:
+		return &InputError{fmt.Sprintf("merge: %s:%d: point %d is outside the grid of %d points", s.path, s.k, l.Index, mg.m.Points)}
+	case l.Index < next:
+		return &InputError{fmt.Sprintf("merge: point %d is in both %s and %s", l.Index, lastFrom, s.dir)}
+	}
+	return nil
+}
+
+// missingPoints counts the points no shard has.
+type missingPoints struct {
+	count, first int // first is meaningful once count > 0
+}
+
+// skip records the points from next up to (not including) at as missing.
+func (m *missingPoints) skip(next, at int) {
+	if at <= next {
+		return
+	}
+	if m.count == 0 {
+		m.first = next
+	}
+	m.count += at - next
 }
