@@ -31,15 +31,40 @@ func finalize(ctx context.Context, dir string, charts bool) ([]string, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, PointsFile)
-	// First pass: every point there, in order, of this sweep; the CSV's
-	// columns; the charts' values.
-	var names []string
+	sc, err := scanPoints(ctx, m, path)
+	if err != nil {
+		return nil, err
+	}
+	table := &csvTable{ctx: ctx, m: m, path: path, names: sc.names, replicated: sc.replicated}
+	if err := atomicfile.WriteFrom(filepath.Join(dir, CSVFile), table); err != nil {
+		return nil, err
+	}
+	if !charts {
+		return nil, nil
+	}
+	if ctx.Err() != nil {
+		return nil, &InterruptedError{Done: m.Points, Points: m.Points, File: path, Finishing: true}
+	}
+	return writeCharts(dir, m, sc.charts)
+}
+
+// pointScan is what a first pass over sweep.ndjson learns: the CSV's
+// metric columns, whether any point was replicated, and the charts'
+// values.
+type pointScan struct {
+	names      []string // every metric name, in order of first appearance
+	replicated bool
+	charts     *chartValues
+}
+
+// scanPoints reads sweep.ndjson at path once, a line at a time, and
+// checks that it holds every point of the sweep m, in order.
+func scanPoints(ctx context.Context, m Manifest, path string) (pointScan, error) {
+	sc := pointScan{charts: newChartValues(m)}
 	seen := map[string]bool{}
-	replicated := false
-	cv := newChartValues(m)
 	count := 0
 	var misplaced error
-	_, err = eachLine(path, func(k int, l Line) error {
+	_, err := eachLine(path, func(k int, l Line) error {
 		if ctx.Err() != nil {
 			return &InterruptedError{Done: m.Points, Points: m.Points, File: path, Finishing: true}
 		}
@@ -51,7 +76,7 @@ func finalize(ctx context.Context, dir string, charts bool) ([]string, error) {
 			misplaced = &InputError{fmt.Sprintf("%s:%d: holds point %d of sweep %s where point %d of %s belongs", path, k, r.Index, r.Sweep, count, LineID(m.Sweep))}
 		}
 		count++
-		replicated = replicated || r.Replications > 1
+		sc.replicated = sc.replicated || r.Replications > 1
 		for _, pr := range r.Results {
 			ms := r.Metrics
 			if pr.Metrics != nil {
@@ -60,33 +85,20 @@ func finalize(ctx context.Context, dir string, charts bool) ([]string, error) {
 			for _, n := range ms {
 				if !seen[n] {
 					seen[n] = true
-					names = append(names, n)
+					sc.names = append(sc.names, n)
 				}
 			}
 		}
-		cv.add(&r, r.Summaries())
+		sc.charts.add(&r, r.Summaries())
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return sc, err
 	}
 	if count != m.Points {
-		return nil, &InputError{fmt.Sprintf("%s: %d of %d points are done; finish with --resume (or merge every shard)", path, count, m.Points)}
+		return sc, &InputError{fmt.Sprintf("%s: %d of %d points are done; finish with --resume (or merge every shard)", path, count, m.Points)}
 	}
-	if misplaced != nil {
-		return nil, misplaced
-	}
-	table := &csvTable{ctx: ctx, m: m, path: path, names: names, replicated: replicated}
-	if err := atomicfile.WriteFrom(filepath.Join(dir, CSVFile), table); err != nil {
-		return nil, err
-	}
-	if !charts {
-		return nil, nil
-	}
-	if ctx.Err() != nil {
-		return nil, &InterruptedError{Done: m.Points, Points: m.Points, File: path, Finishing: true}
-	}
-	return writeCharts(dir, m, cv)
+	return sc, misplaced
 }
 
 // csvTable is sweep.csv, written by a second pass over sweep.ndjson: one
