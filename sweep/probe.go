@@ -41,9 +41,7 @@ func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string
 	if err := p.Check(nil); err != nil {
 		return nil, err
 	}
-	type seen struct{ has, points int }
-	counts := map[string]*seen{}
-	var order []string
+	var tally metricTally
 	for _, i := range indexes {
 		pt, err := p.Point(i)
 		if err != nil {
@@ -54,24 +52,10 @@ func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string
 			s.Replications = replications
 		}
 		pt.Scenario = &s
-		pr := &pointRun{pt: pt, runs: make([]*results.Runs, len(s.Policies))}
-		for pol := range pr.runs {
-			pr.runs[pol] = results.NewRuns(s.Replications)
-		}
-		err = runner.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
-			rep, pol := j/len(s.Policies), j%len(s.Policies)
-			r, err := runStorm(&s, pol, s.Seed+uint64(rep), nil)
-			if err != nil {
-				return fmt.Errorf("sweep point %d (%s): %w", i, pt.ID, err)
-			}
-			pr.runs[pol].Add(rep, results.ResultMetrics(&r))
-			return nil
-		})
+		sums, err := p.runPoint(pt, workers)
 		if err != nil {
 			return nil, err
 		}
-		rec := p.record(pr)
-		sums := rec.Summaries()
 		m := p.Manifest()
 		m.Replications = s.Replications
 		for _, c := range chartJobs(m) {
@@ -79,25 +63,70 @@ func (p *Plan) Probe(indexes []int, replications, workers int) (partial []string
 				if !slices.ContainsFunc(s.Policies, func(x policies.Spec) bool { return x.Label == label }) {
 					continue // the policy is not at this point
 				}
-				name := results.MetricRef{Policy: label, Field: c.ref.Field}.String()
-				if counts[name] == nil {
-					counts[name] = &seen{}
-					order = append(order, name)
-				}
-				counts[name].points++
-				if v, _, _ := valueAt(sums, s.Replications, seriesKey{label, c.ref.Field, c.stat}); !math.IsNaN(v) {
-					counts[name].has++
-				}
+				v, _, _ := valueAt(sums, s.Replications, seriesKey{label, c.ref.Field, c.stat})
+				tally.add(results.MetricRef{Policy: label, Field: c.ref.Field}.String(), !math.IsNaN(v))
 			}
 		}
 	}
-	for _, name := range order {
-		c := counts[name]
+	return tally.partial()
+}
+
+// runPoint runs every storm of point pt in memory, on workers goroutines,
+// and summarises each policy's runs.
+func (p *Plan) runPoint(pt Point, workers int) ([]results.Summary, error) {
+	s := pt.Scenario
+	pr := &pointRun{pt: pt, runs: make([]*results.Runs, len(s.Policies))}
+	for pol := range pr.runs {
+		pr.runs[pol] = results.NewRuns(s.Replications)
+	}
+	err := runner.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
+		rep, pol := j/len(s.Policies), j%len(s.Policies)
+		r, err := runStorm(s, pol, s.Seed+uint64(rep), nil)
+		if err != nil {
+			return fmt.Errorf("sweep point %d (%s): %w", pt.Index, pt.ID, err)
+		}
+		pr.runs[pol].Add(rep, results.ResultMetrics(&r))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.record(pr).Summaries(), nil
+}
+
+// metricTally counts, per charted metric, the points run and those where
+// it had a value, in the order metrics were first seen.
+type metricTally struct {
+	order  []string
+	counts map[string]*[2]int // points run, points with a value
+}
+
+func (t *metricTally) add(name string, hasValue bool) {
+	if t.counts == nil {
+		t.counts = map[string]*[2]int{}
+	}
+	c := t.counts[name]
+	if c == nil {
+		c = &[2]int{}
+		t.counts[name] = c
+		t.order = append(t.order, name)
+	}
+	c[0]++
+	if hasValue {
+		c[1]++
+	}
+}
+
+// partial fails for a metric with no value at any point, and lists those
+// with values at some points only.
+func (t *metricTally) partial() (partial []string, err error) {
+	for _, name := range t.order {
+		points, has := t.counts[name][0], t.counts[name][1]
 		switch {
-		case c.has == 0:
-			return nil, fmt.Errorf("metric %s has no value at any of the %d points run", name, c.points)
-		case c.has < c.points:
-			partial = append(partial, fmt.Sprintf("%s at %d of %d", name, c.has, c.points))
+		case has == 0:
+			return nil, fmt.Errorf("metric %s has no value at any of the %d points run", name, points)
+		case has < points:
+			partial = append(partial, fmt.Sprintf("%s at %d of %d", name, has, points))
 		}
 	}
 	return partial, nil
