@@ -34,7 +34,6 @@ func runPlot(e *env, cmd *command, args []string) error {
 		return usageErrorf("stormsim plot: %d --label for %d results; give one per result or none", len(*labels), len(files))
 	}
 	var runs []plots.Run
-	names := map[string]int{}
 	for _, f := range files {
 		doc, err := check.ReadDocument(f)
 		if err != nil {
@@ -44,25 +43,10 @@ func runPlot(e *env, cmd *command, args []string) error {
 		if err := run.Validate(); err != nil {
 			return usageErrorf("%s: cannot chart it: %v", f, err)
 		}
-		names[run.Name]++
 		runs = append(runs, run)
 	}
-	labelled := map[string]int{}
-	for i := range runs {
-		switch {
-		case len(*labels) > 0:
-			runs[i].Label = (*labels)[i]
-		case names[runs[i].Name] > 1:
-			runs[i].Label = fileLabel(files[i])
-		}
-		label := runs[i].Label
-		if label == "" {
-			label = runs[i].Name
-		}
-		if j, dup := labelled[label]; dup && len(runs) > 1 {
-			return usageErrorf("stormsim plot: %s and %s would both be labelled %q in the legends; name each with --label NAME (one per result, in order)", files[j], files[i], label)
-		}
-		labelled[label] = i
+	if err := labelRuns(runs, files, *labels); err != nil {
+		return err
 	}
 	dir, err := outdir.Prepare(*outDir)
 	if err != nil {
@@ -78,6 +62,34 @@ func runPlot(e *env, cmd *command, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "wrote %d chart files into %s\n", len(written), *outDir)
 	return err
+}
+
+// labelRuns names each run in the legends: by --label when given (labels,
+// one per file), else by its config's name, or by its file when names
+// repeat. Two runs may not share a legend name.
+func labelRuns(runs []plots.Run, files, labels []string) error {
+	names := map[string]int{}
+	for _, run := range runs {
+		names[run.Name]++
+	}
+	labelled := map[string]int{}
+	for i := range runs {
+		switch {
+		case len(labels) > 0:
+			runs[i].Label = labels[i]
+		case names[runs[i].Name] > 1:
+			runs[i].Label = fileLabel(files[i])
+		}
+		label := runs[i].Label
+		if label == "" {
+			label = runs[i].Name
+		}
+		if j, dup := labelled[label]; dup && len(runs) > 1 {
+			return usageErrorf("stormsim plot: %s and %s would both be labelled %q in the legends; name each with --label NAME (one per result, in order)", files[j], files[i], label)
+		}
+		labelled[label] = i
+	}
+	return nil
 }
 
 // fileLabel names a result by its file: "runs/before/result.json" is
