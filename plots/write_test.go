@@ -356,3 +356,16 @@ func TestChartNamesListsEveryChart(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryChartHasABuilder pins that each chart name has a function that
+// draws it, and no function draws an unnamed chart.
+func TestEveryChartHasABuilder(t *testing.T) {
+	for _, name := range ChartNames {
+		if chartBuilders[name] == nil {
+			t.Errorf("chart %q has no builder", name)
+		}
+	}
+	if len(chartBuilders) != len(ChartNames) {
+		t.Errorf("%d builders for %d chart names", len(chartBuilders), len(ChartNames))
+	}
+}
