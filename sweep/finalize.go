@@ -117,26 +117,15 @@ type csvTable struct {
 func (t *csvTable) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
 	out := csv.NewWriter(cw)
-	header := []string{"index", "id"}
-	for _, ax := range t.m.Axes {
-		header = append(header, ax.Path)
-	}
-	header = append(header, "seed", "replications", "policy")
-	var extra []string
+	stats := []string{"mean"} // the mean first, under the metric's own name
 	if t.replicated {
 		for _, st := range results.Stats {
 			if st != "mean" {
-				extra = append(extra, st)
+				stats = append(stats, st)
 			}
 		}
 	}
-	for _, n := range t.names {
-		header = append(header, n)
-		for _, st := range extra {
-			header = append(header, st+"("+n+")")
-		}
-	}
-	out.Write(header)
+	out.Write(t.header(stats))
 	_, err := eachLine(t.path, func(k int, l Line) error {
 		if t.ctx.Err() != nil {
 			return &InterruptedError{Done: t.m.Points, Points: t.m.Points, File: t.path, Finishing: true}
@@ -146,22 +135,7 @@ func (t *csvTable) WriteTo(w io.Writer) (int64, error) {
 			return err
 		}
 		for _, s := range r.Summaries() {
-			row := []string{strconv.Itoa(r.Index), r.ID()}
-			for _, v := range r.Values {
-				row = append(row, v.Label)
-			}
-			row = append(row, strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Replications), s.Policy)
-			for _, n := range t.names {
-				ms, ok := s.Metrics.Lookup(n)
-				for _, st := range append([]string{"mean"}, extra...) {
-					cell := ""
-					if v, has := ms.Stat(st); ok && has {
-						cell = number(v)
-					}
-					row = append(row, cell)
-				}
-			}
-			if err := out.Write(row); err != nil {
+			if err := out.Write(t.row(&r, s, stats)); err != nil {
 				return err
 			}
 		}
@@ -172,6 +146,47 @@ func (t *csvTable) WriteTo(w io.Writer) (int64, error) {
 		err = out.Error()
 	}
 	return cw.n, err
+}
+
+// header names the columns: the point, its axes, its seed and
+// replications, the policy, then each metric's stats, the mean under the
+// metric's own name and every other as STAT(name).
+func (t *csvTable) header(stats []string) []string {
+	header := []string{"index", "id"}
+	for _, ax := range t.m.Axes {
+		header = append(header, ax.Path)
+	}
+	header = append(header, "seed", "replications", "policy")
+	for _, n := range t.names {
+		for _, st := range stats {
+			if st == "mean" {
+				header = append(header, n)
+			} else {
+				header = append(header, st+"("+n+")")
+			}
+		}
+	}
+	return header
+}
+
+// row is one policy's row at point r; a metric it lacks has empty cells.
+func (t *csvTable) row(r *Record, s results.Summary, stats []string) []string {
+	row := []string{strconv.Itoa(r.Index), r.ID()}
+	for _, v := range r.Values {
+		row = append(row, v.Label)
+	}
+	row = append(row, strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Replications), s.Policy)
+	for _, n := range t.names {
+		ms, ok := s.Metrics.Lookup(n)
+		for _, st := range stats {
+			cell := ""
+			if v, has := ms.Stat(st); ok && has {
+				cell = number(v)
+			}
+			row = append(row, cell)
+		}
+	}
+	return row
 }
 
 type countingWriter struct {

@@ -191,6 +191,20 @@ func (p *Plan) Check(progress func(done int) bool) error {
 		progress(p.Size)
 	}
 	p.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if err := p.checkMetrics(modelsOn); err != nil {
+		return err
+	}
+	sh.ChartFiles = p.chartCount()
+	sh.ChartValues = int64(p.Size) * int64(len(p.Metrics)*max(1, len(p.Labels))) * 3
+	p.shape = sh
+	p.checked = true
+	return nil
+}
+
+// checkMetrics refuses a charted metric that names no field or policy of
+// the sweep's points, a statistic without replications, or a field whose
+// model is off at every point (modelsOn lists those on somewhere).
+func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	cat := results.Catalog{Labels: p.Labels, Replications: p.Replications}
 	for i, ref := range p.Metrics {
 		err := cat.Check(ref)
@@ -201,10 +215,6 @@ func (p *Plan) Check(progress func(done int) bool) error {
 			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
 		}
 	}
-	sh.ChartFiles = p.chartCount()
-	sh.ChartValues = int64(p.Size) * int64(len(p.Metrics)*max(1, len(p.Labels))) * 3
-	p.shape = sh
-	p.checked = true
 	return nil
 }
 

@@ -82,31 +82,7 @@ func (p *Plan) Run(opt Options) (charts []string, err error) {
 	if opt.Shard < 0 || opt.Shard >= shards {
 		return nil, &InputError{fmt.Sprintf("shard %d/%d: the index must be in [0, %d)", opt.Shard, shards, shards)}
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
-		return nil, &InputError{fmt.Sprintf("-o %s: %v", opt.Dir, err)}
-	}
-	manifest, err := p.Manifest().JSON()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(opt.Dir, PointsFile)
-	done := 0
-	if opt.Resume {
-		if done, err = p.resumable(path, opt.Shard, shards); err != nil {
-			return nil, err
-		}
-	}
-	if err := removeOutputs(opt.Dir); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.Write(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
-		return nil, err
-	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if opt.Resume {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	}
-	out, err := os.OpenFile(path, flags, 0o644)
+	out, done, err := p.openPoints(opt, shards)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +92,7 @@ func (p *Plan) Run(opt Options) (charts []string, err error) {
 	}
 	var ie *InterruptedError
 	if errors.As(runErr, &ie) {
-		ie.File = path
+		ie.File = out.Name()
 	}
 	if runErr != nil || shards > 1 {
 		return nil, runErr
@@ -126,6 +102,36 @@ func (p *Plan) Run(opt Options) (charts []string, err error) {
 		ctx = context.Background()
 	}
 	return finalize(ctx, opt.Dir, !opt.NoCharts)
+}
+
+// openPoints prepares opt.Dir for the run: it writes sweep.json, removes
+// the CSV and charts of an earlier sweep, and opens sweep.ndjson to
+// append to the points already done (with opt.Resume, which checks them)
+// or to write afresh.
+func (p *Plan) openPoints(opt Options, shards int) (out *os.File, done int, err error) {
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, 0, &InputError{fmt.Sprintf("-o %s: %v", opt.Dir, err)}
+	}
+	manifest, err := p.Manifest().JSON()
+	if err != nil {
+		return nil, 0, err
+	}
+	path := filepath.Join(opt.Dir, PointsFile)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if opt.Resume {
+		if done, err = p.resumable(path, opt.Shard, shards); err != nil {
+			return nil, 0, err
+		}
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	if err := removeOutputs(opt.Dir); err != nil {
+		return nil, 0, err
+	}
+	if err := atomicfile.Write(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
+		return nil, 0, err
+	}
+	out, err = os.OpenFile(path, flags, 0o644)
+	return out, done, err
 }
 
 // removeOutputs removes the CSV and the charts an earlier sweep wrote into
