@@ -35,7 +35,8 @@
 // two, small multiples for three). Points run on a pool of workers, at
 // most budget.SweepWindow of them in flight; a cancelled run stops after
 // the points already finished, each line whole, and --resume goes on.
-// Shards (--shard I/N) write sweep.json and their points only; Merge
-// joins them into what an unsharded run writes, byte for byte, reading
-// the shards as streams.
+// Shards (--shard I/N, or --shard auto in a Kubernetes Indexed Job or a
+// Slurm array) write sweep.json and their points only; Merge joins them
+// into what an unsharded run writes, byte for byte, reading the shards as
+// streams.
 package sweep
