@@ -27,6 +27,7 @@ import (
 	"stormsim/models"
 	"stormsim/policies"
 	"stormsim/results"
+	"stormsim/runner"
 	"stormsim/sim"
 )
 
@@ -313,7 +314,7 @@ func pickPolicy(s *sim.Scenario, label string) (policies.Spec, error) {
 	if label == "" {
 		return s.Policies[0], nil
 	}
-	picked, err := results.SelectPolicies(s, []string{label})
+	picked, err := runner.SelectPolicies(s, []string{label})
 	if err != nil {
 		return policies.Spec{}, err
 	}

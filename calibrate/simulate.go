@@ -7,7 +7,7 @@ import (
 	"stormsim/models"
 
 	"stormsim/policies"
-	"stormsim/results"
+	"stormsim/runner"
 	"stormsim/sim"
 )
 
@@ -180,7 +180,7 @@ func simulate(scenarios []*sim.Scenario, spec policies.Spec, reps int) ([]sim.Re
 	}
 	out := make([]sim.Result, reps)
 	seed := scenarios[0].Seed
-	err = results.ForEach(reps, 0, func(r int) error {
+	err = runner.ForEach(reps, 0, func(r int) error {
 		out[r] = sim.Run(scenarios[r%len(scenarios)], b, seed+uint64(r))
 		return nil
 	})

@@ -29,7 +29,7 @@ var (
 
 // AdmissionSpec is the configured admission rule.
 type AdmissionSpec struct {
-	Kind       string        `yaml:"kind"`        // "slots", "token_bucket" or "unlimited"
+	Kind       AdmissionKind `yaml:"kind"`        // AdmissionSlots, AdmissionTokenBucket or AdmissionUnlimited
 	Slot       time.Duration `yaml:"slot"`        // slots: slot length
 	PerSlot    int           `yaml:"per_slot"`    // slots: admissions per slot
 	Rate       float64       `yaml:"rate"`        // token bucket: refill, tokens per second
@@ -37,27 +37,37 @@ type AdmissionSpec struct {
 	RetryAfter time.Duration `yaml:"retry_after"` // carried by every rejection
 }
 
+// AdmissionKind names an admission rule (AdmissionSpec.Kind).
+type AdmissionKind string
+
+// The admission rules.
+const (
+	AdmissionSlots       AdmissionKind = "slots"
+	AdmissionTokenBucket AdmissionKind = "token_bucket"
+	AdmissionUnlimited   AdmissionKind = "unlimited"
+)
+
 // Validate checks the spec; errors are *policies.ParamError naming the key.
 func (s AdmissionSpec) Validate() error {
 	if s.RetryAfter < 0 {
 		return &policies.ParamError{Key: "retry_after", Problem: "must be >= 0", Got: s.RetryAfter}
 	}
 	switch s.Kind {
-	case "slots":
+	case AdmissionSlots:
 		if s.Slot <= 0 {
 			return &policies.ParamError{Key: "slot", Problem: "must be > 0", Got: s.Slot}
 		}
 		if s.PerSlot < 1 {
 			return &policies.ParamError{Key: "per_slot", Problem: "must be >= 1", Got: s.PerSlot}
 		}
-	case "token_bucket":
+	case AdmissionTokenBucket:
 		if !(s.Rate >= 0.001) || s.Rate > 1e9 {
 			return &policies.ParamError{Key: "rate", Problem: "must be in [0.001, 1e9] tokens per second", Got: s.Rate}
 		}
 		if s.Burst < 1 || s.Burst > maxBurst {
 			return &policies.ParamError{Key: "burst", Problem: fmt.Sprintf("must be in [1, %d]", maxBurst), Got: s.Burst}
 		}
-	case "unlimited":
+	case AdmissionUnlimited:
 	default:
 		return &policies.ParamError{Key: "kind", Problem: "must be slots, token_bucket or unlimited", Got: s.Kind}
 	}
@@ -67,9 +77,9 @@ func (s AdmissionSpec) Validate() error {
 // New builds a fresh admission state from a valid spec.
 func (s AdmissionSpec) New() Admission {
 	switch s.Kind {
-	case "slots":
+	case AdmissionSlots:
 		return NewSlots(s.Slot, s.PerSlot)
-	case "token_bucket":
+	case AdmissionTokenBucket:
 		return NewTokenBucket(s.Rate, s.Burst)
 	}
 	return Unlimited{}

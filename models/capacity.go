@@ -50,7 +50,7 @@ import (
 type CapacitySpec struct {
 	AdmitPerS  float64       `yaml:"admit_per_s"`         // admitted handshakes a gateway completes per second
 	RejectPerS float64       `yaml:"reject_per_s"`        // rejections it answers per second; 0 = they cost nothing
-	Decide     string        `yaml:"decide"`              // when admission is decided: "turn" (default) or "arrival"
+	Decide     Decide        `yaml:"decide"`              // when admission is decided: DecideAtTurn (default) or DecideOnArrival
 	Stall      *Distribution `yaml:"stall"`               // time from the failure until a survivor decides anything; nil = none
 	DecidePerS float64       `yaml:"decide_per_s"`        // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
 	Abandoned  Abandoned     `yaml:"abandoned,omitempty"` // what to do with a handshake whose client has gone; "" = serve
@@ -73,10 +73,14 @@ const (
 // than the clients, whose count fits 31 bits.
 const MaxQueueLimit = 1 << 31
 
-// When a gateway with a capacity decides admission (CapacitySpec.Decide).
+// Decide is when a gateway with a capacity decides admission
+// (CapacitySpec.Decide).
+type Decide string
+
+// The moments of decision.
 const (
-	DecideAtTurn    = "turn"
-	DecideOnArrival = "arrival"
+	DecideAtTurn    Decide = "turn"    // when the handshake's turn comes
+	DecideOnArrival Decide = "arrival" // when it arrives, before any claim work
 )
 
 // Validate checks the spec.

@@ -15,20 +15,29 @@ import (
 //
 // A hung gateway keeps its sockets open, so only heartbeat detects it.
 type DetectionSpec struct {
-	Kind  string        `yaml:"kind"`  // "reset" or "heartbeat"
+	Kind  DetectionKind `yaml:"kind"`  // DetectionReset or DetectionHeartbeat
 	Delay Distribution  `yaml:"delay"` // reset: time until the RST is seen
 	Ping  time.Duration `yaml:"ping"`  // heartbeat: ping interval
 	Idle  time.Duration `yaml:"idle"`  // heartbeat: silence after which the client gives up
 }
 
+// DetectionKind names how clients notice a failure (DetectionSpec.Kind).
+type DetectionKind string
+
+// The ways of noticing.
+const (
+	DetectionReset     DetectionKind = "reset"
+	DetectionHeartbeat DetectionKind = "heartbeat"
+)
+
 // Validate checks the spec.
 func (d *DetectionSpec) Validate() error {
 	switch d.Kind {
-	case "reset":
+	case DetectionReset:
 		if err := d.Delay.Validate(); err != nil {
 			return prefixParam("delay", err)
 		}
-	case "heartbeat":
+	case DetectionHeartbeat:
 		if d.Ping <= 0 {
 			return &policies.ParamError{Key: "ping", Problem: "must be > 0", Got: d.Ping}
 		}
@@ -44,7 +53,7 @@ func (d *DetectionSpec) Validate() error {
 // NoticeDelay is how long after the failure client c notices it.
 func (d *DetectionSpec) NoticeDelay(seed, c uint64) time.Duration {
 	u := policies.Draw(seed, c, 0, policies.StreamDetection)
-	if d.Kind == "heartbeat" {
+	if d.Kind == DetectionHeartbeat {
 		return d.Idle - d.Ping + policies.UniformDuration(u, d.Ping)
 	}
 	return d.Delay.Sample(u)
@@ -52,10 +61,20 @@ func (d *DetectionSpec) NoticeDelay(seed, c uint64) time.Duration {
 
 // FailureSpec is what happens to the gateway that goes away at t = 0.
 type FailureSpec struct {
-	Kind   string        `yaml:"kind"`   // "crash" (default), "hang" or "drain"
+	Kind   FailureKind   `yaml:"kind"`   // FailureCrash (default), FailureHang or FailureDrain
 	Grace  time.Duration `yaml:"grace"`  // drain: longest wait for connections to leave (default 3s)
 	Spread bool          `yaml:"spread"` // drain: goaways spread uniformly over grace, not all at t = 0
 }
+
+// FailureKind names what happens to the failing gateway (FailureSpec.Kind).
+type FailureKind string
+
+// The failures.
+const (
+	FailureCrash FailureKind = "crash" // the process is gone: its sockets reset
+	FailureHang  FailureKind = "hang"  // the process is frozen: only heartbeats notice
+	FailureDrain FailureKind = "drain" // a planned SIGTERM: goaway, then close
+)
 
 // DefaultDrainGrace is the seed's drain grace period.
 const DefaultDrainGrace = 3 * time.Second
@@ -64,9 +83,9 @@ const DefaultDrainGrace = 3 * time.Second
 func (f *FailureSpec) Validate() error {
 	switch f.Kind {
 	case "":
-		f.Kind = "crash"
-	case "crash", "hang":
-	case "drain":
+		f.Kind = FailureCrash
+	case FailureCrash, FailureHang:
+	case FailureDrain:
 		if f.Grace < 0 {
 			return &policies.ParamError{Key: "grace", Problem: "must be >= 0", Got: f.Grace}
 		}

@@ -37,8 +37,21 @@ type LeaseSpec struct {
 	// Delivery is "presence" (default: routes give presence and kick
 	// addresses) or "route_directed" (messages follow routes, so a stale
 	// route is a black hole).
-	Delivery string `yaml:"delivery"`
+	Delivery Delivery `yaml:"delivery"`
 }
+
+// Delivery is how messages reach devices (LeaseSpec.Delivery).
+type Delivery string
+
+// The deliveries.
+const (
+	// DeliveryPresence: every gateway pushes to its own connections;
+	// routes give presence and kick addresses.
+	DeliveryPresence Delivery = "presence"
+	// DeliveryRouteDirected: messages follow routes, so a stale route is
+	// a black hole.
+	DeliveryRouteDirected Delivery = "route_directed"
+)
 
 // Validate checks the spec and fills in defaults; ping is the heartbeat
 // interval (0 if none).
@@ -51,8 +64,8 @@ func (l *LeaseSpec) Validate(ping time.Duration) error {
 	}
 	switch l.Delivery {
 	case "":
-		l.Delivery = "presence"
-	case "presence", "route_directed":
+		l.Delivery = DeliveryPresence
+	case DeliveryPresence, DeliveryRouteDirected:
 	default:
 		return &policies.ParamError{Key: "delivery", Problem: "must be presence or route_directed", Got: l.Delivery}
 	}

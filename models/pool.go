@@ -13,16 +13,19 @@ import (
 type PoolSpec struct {
 	Count       int            `yaml:"count"`        // gateways, the failed one included (>= 2)
 	Admission   *AdmissionSpec `yaml:"admission"`    // per surviving gateway; default the scenario's admission
-	Balancer    string         `yaml:"balancer"`     // "random" (default), "round_robin" or "least_connections"
+	Balancer    Balancer       `yaml:"balancer"`     // BalancerRandom (default), BalancerRoundRobin or BalancerLeastConnections
 	HealthCheck time.Duration  `yaml:"health_check"` // probe interval; one failed probe marks a gateway down; 0 = at once
 	Connections int            `yaml:"connections"`  // connections each survivor already holds; default the clients
 }
 
-// Balancer kinds.
+// Balancer is how the load balancer spreads attempts over the gateways.
+type Balancer string
+
+// The balancers.
 const (
-	BalancerRandom           = "random"
-	BalancerRoundRobin       = "round_robin"
-	BalancerLeastConnections = "least_connections"
+	BalancerRandom           Balancer = "random"            // a draw per attempt
+	BalancerRoundRobin       Balancer = "round_robin"       // in turn
+	BalancerLeastConnections Balancer = "least_connections" // the gateway with the fewest connections
 )
 
 // Validate checks the spec and fills in defaults.

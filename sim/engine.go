@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"stormsim/models"
 	"stormsim/policies"
 )
 
@@ -110,7 +111,7 @@ func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
 	e := &engine[E]{st: st, minLook: w.minLook}
 	ringLimit := w.ringLimit
 	e.width = min(s.Metrics.Window, maxBucketWidth)
-	if s.Admission.Kind == "slots" {
+	if s.Admission.Kind == models.AdmissionSlots {
 		e.width = min(e.width, s.Admission.Slot)
 	}
 	// A power-of-two width turns every bucket index into a shift; the width

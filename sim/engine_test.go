@@ -125,7 +125,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 		}
 	}
 	if r.IntN(2) == 0 {
-		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []string{"random", "round_robin", "least_connections"}[r.IntN(3)],
+		s.Gateways = &models.PoolSpec{Count: 2 + r.IntN(4), Balancer: []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections}[r.IntN(3)],
 			HealthCheck: d(0, time.Second)}
 	}
 	if r.IntN(2) == 0 {
@@ -133,7 +133,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	}
 	if r.IntN(3) == 0 {
 		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*5000, RejectPerS: float64(r.IntN(3)) * r.Float64() * 20000,
-			Decide: []string{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
+			Decide: []models.Decide{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
 		if r.IntN(2) == 0 { // a survivor's stall after the failure, per gateway
 			stall := dist()
 			s.Capacity.Stall = &stall

@@ -141,7 +141,7 @@ func (st *storm) reclaim() *ReclaimResult {
 	}
 	out.StaleRouteSeconds = total.seconds()
 	out.MaxPresenceErrorMs = ms(longest)
-	if s.Lease.Delivery == "route_directed" {
+	if s.Lease.Delivery == models.DeliveryRouteDirected {
 		out.BlackholeRouteSeconds, out.BlackholeMaxMs = out.StaleRouteSeconds, out.MaxPresenceErrorMs
 	}
 	return out
@@ -219,7 +219,7 @@ func (st *storm) drainResult(res Result) *DrainResult {
 // of its own, timed from the drain's start.
 func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResult {
 	d := *s
-	d.Failure = &models.FailureSpec{Kind: "drain", Grace: s.ThenDrain.Grace, Spread: s.ThenDrain.Spread}
+	d.Failure = &models.FailureSpec{Kind: models.FailureDrain, Grace: s.ThenDrain.Grace, Spread: s.ThenDrain.Spread}
 	d.Disconnect, d.Detection, d.Lease, d.Gateways, d.Database, d.ThenDrain = Disconnect{}, nil, nil, nil, nil, nil
 	if s.ThenDrain.Admission != nil {
 		d.Admission = *s.ThenDrain.Admission

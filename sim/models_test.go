@@ -72,7 +72,7 @@ func TestLatencyShiftsConnects(t *testing.T) {
 // token bucket of 40/s burst 10: in every 250 ms window each admits at most
 // 10 + 40*0.25 = 20, and their accepts add up to the total.
 func TestPoolRespectsEachBucket(t *testing.T) {
-	for _, balancer := range []string{"random", "round_robin", "least_connections"} {
+	for _, balancer := range []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections} {
 		s := resolved(t, &Scenario{Clients: 600, Seed: 4, InitialJitter: 100 * time.Millisecond,
 			Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 40, Burst: 10, RetryAfter: time.Second},
 			Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},

@@ -30,10 +30,6 @@ type Scenario struct {
 	// when a policy has a timeout (filled in by Resolve), and otherwise
 	// SafetyHorizon, which stays 0 in the config.
 	Horizon time.Duration `yaml:"horizon,omitempty"`
-	// Checks are CI thresholds such as "results[full].convergence_ms < 6s"
-	// (grammar in package check). A pointer, so that a config without
-	// checks echoes and hashes exactly as before the field existed.
-	Checks *[]string `yaml:"checks"`
 
 	// Failure and load models; each is optional and absent means off.
 	Failure     *models.FailureSpec   `yaml:"failure"`      // what happens to the gateway at t = 0 (default crash)
@@ -175,7 +171,7 @@ func (s *Scenario) Resolve() error {
 	}
 	if s.Metrics.Window == 0 {
 		s.Metrics.Window = DefaultTokenBucketWindow
-		if s.Admission.Kind == "slots" {
+		if s.Admission.Kind == models.AdmissionSlots {
 			s.Metrics.Window = s.Admission.Slot
 		}
 	}
@@ -207,7 +203,7 @@ func (s *Scenario) resolveModels() error {
 		}
 		ping = s.Detection.Ping
 	}
-	if s.Failure != nil && s.Failure.Kind == "hang" && (s.Detection == nil || s.Detection.Kind != "heartbeat") {
+	if s.Failure != nil && s.Failure.Kind == models.FailureHang && (s.Detection == nil || s.Detection.Kind != models.DetectionHeartbeat) {
 		return &FieldError{Path: "detection.kind", Problem: "a hung gateway sends no RST: failure kind hang needs heartbeat detection", Got: detectionKind(s.Detection)}
 	}
 	if s.Lease != nil {
@@ -258,7 +254,7 @@ func (s *Scenario) resolveModels() error {
 	return nil
 }
 
-func detectionKind(d *models.DetectionSpec) string {
+func detectionKind(d *models.DetectionSpec) models.DetectionKind {
 	if d == nil {
 		return "none"
 	}

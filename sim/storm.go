@@ -72,7 +72,7 @@ type ending struct {
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
 		backoffKey: policies.StreamKey(seed, policies.StreamBackoff), horizon: s.EffectiveHorizon()}
-	if s.Failure != nil && s.Failure.Kind == "drain" {
+	if s.Failure != nil && s.Failure.Kind == models.FailureDrain {
 		st.draining = true
 		if s.DrainPolicy != nil {
 			st.b, _ = policies.New(*s.DrainPolicy) // validated by Resolve
