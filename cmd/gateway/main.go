@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"stormsim/internal/safetext"
 )
 
 func main() {
@@ -79,7 +81,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gateway %s: %v\n", cmd.name, err)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "gateway %s: %s\n", cmd.name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "gateway %s: %s\n", cmd.name, safetext.OneLine(err.Error()))
 		return exitFailure
 	}
 }
@@ -108,10 +110,4 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\n`gateway COMMAND --help` lists a command's flags.")
-}
-
-// oneLine folds a multi-line error (pgx lists every address it tried, one
-// per line) into one line, so the last line of stderr says it all.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

@@ -97,11 +97,3 @@ func TestDatabaseFailureExitsOne(t *testing.T) {
 		t.Errorf("migrate without a database = %d, stderr %q; want %d and one line", code, stderr.String(), exitFailure)
 	}
 }
-
-// TestOneLine: pgx's multi-line connection errors reach stderr as one line.
-func TestOneLine(t *testing.T) {
-	got := oneLine("failed to connect:\n\t127.0.0.1:1: refused\n\t127.0.0.1:1: refused")
-	if want := "failed to connect:; 127.0.0.1:1: refused; 127.0.0.1:1: refused"; got != want {
-		t.Errorf("oneLine = %q, want %q", got, want)
-	}
-}

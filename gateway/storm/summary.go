@@ -1,13 +1,13 @@
 package storm
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"stormsim/gateway/client"
 	"stormsim/gateway/protocol"
+	"stormsim/internal/quantile"
 )
 
 // Summary is what one observed phase of a storm did, measured on the
@@ -312,17 +312,14 @@ func atHead(ev client.Event) bool {
 	return true
 }
 
-// quantiles returns nearest-rank quantiles of values (ms).
+// quantiles returns the nearest-rank quantiles of values (ms).
 func quantiles(values []float64) Quantiles {
 	if len(values) == 0 {
 		return Quantiles{}
 	}
 	v := slices.Sorted(slices.Values(values))
-	rank := func(q float64) float64 {
-		i := int(math.Ceil(q*float64(len(v)))) - 1
-		return v[max(i, 0)]
-	}
-	return Quantiles{P50: rank(0.5), P90: rank(0.9), P99: rank(0.99), Max: v[len(v)-1]}
+	return Quantiles{P50: quantile.NearestRank(v, 0.5), P90: quantile.NearestRank(v, 0.9),
+		P99: quantile.NearestRank(v, 0.99), Max: v[len(v)-1]}
 }
 
 // ms converts d to float milliseconds with nanosecond precision.
