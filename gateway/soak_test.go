@@ -146,7 +146,7 @@ func TestSoak(t *testing.T) {
 	}
 	idle := gws[0].p.figures(t)
 
-	backoff, err := policies.New(policies.Spec{Name: "full", Base: 100 * time.Millisecond, Cap: 2 * time.Second, HonorRetryAfter: true})
+	backoff, err := policies.New(policies.Spec{Kind: "full", Base: 100 * time.Millisecond, Cap: 2 * time.Second, HonorRetryAfter: true})
 	if err != nil {
 		t.Fatal(err)
 	}
