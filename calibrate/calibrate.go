@@ -33,6 +33,7 @@ import (
 	"stormsim/config"
 	"stormsim/policies"
 	"stormsim/results"
+	"stormsim/runner"
 	"stormsim/sim"
 )
 
@@ -364,7 +365,7 @@ func pickPolicy(s *sim.Scenario, label string) (policies.Spec, error) {
 	if label == "" {
 		return s.Policies[0], nil
 	}
-	picked, err := results.SelectPolicies(s, []string{label})
+	picked, err := runner.SelectPolicies(s, []string{label})
 	if err != nil {
 		return policies.Spec{}, err
 	}
@@ -381,7 +382,7 @@ func replicate(scenarios []*sim.Scenario, spec policies.Spec, reps int) ([]sim.R
 	}
 	out := make([]sim.Result, reps)
 	seed := scenarios[0].Seed
-	err = results.ForEach(reps, 0, func(r int) error {
+	err = runner.ForEach(reps, 0, func(r int) error {
 		out[r] = sim.Run(scenarios[r%len(scenarios)], b, seed+uint64(r))
 		return nil
 	})

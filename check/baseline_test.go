@@ -66,6 +66,50 @@ func TestCompareToleranceZeroIsExact(t *testing.T) {
 	}
 }
 
+// TestCompareSeries pins the value-by-value comparison of series: each
+// case's report line written by hand.
+func TestCompareSeries(t *testing.T) {
+	withSeries := func(attempts ...int64) *results.Document {
+		return docWith(sim.Result{Policy: "full", Series: sim.Series{Attempts: attempts, Accepts: []int64{1, 1, 1}}})
+	}
+	base := withSeries(10, 20, 30)
+	tests := []struct {
+		name     string
+		baseline *results.Document
+		current  *results.Document
+		compared int      // series of the baseline compared
+		want     []string // drift lines
+	}{
+		{"identical", base, withSeries(10, 20, 30), 6, nil},
+		{"within tolerance", base, withSeries(10, 21, 29), 6, nil},
+		{"one value", base, withSeries(10, 20, 40), 6,
+			[]string{"results[full].series.attempts: 1 of 3 values differ, the first at [2]: 30 in the baseline, 40 now (+33.33%)"}},
+		{"two values, the first reported", base, withSeries(9, 20, 20), 6,
+			[]string{"results[full].series.attempts: 2 of 3 values differ, the first at [0]: 10 in the baseline, 9 now (-10.00%)"}},
+		{"longer now", base, withSeries(10, 20, 30, 5), 6,
+			[]string{"results[full].series.attempts: 1 of 4 values differ (3 in the baseline, 4 now), the first at [3]: none in the baseline, 5 now"}},
+		{"shorter now", base, withSeries(10, 20), 6,
+			[]string{"results[full].series.attempts: 1 of 3 values differ (3 in the baseline, 2 now), the first at [2]: 30 in the baseline, none now"}},
+		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 6, []string{
+			"results[full].series.attempts: 3 values in the baseline, no series now", "results[full].series.accepts: 3 values in the baseline, no series now",
+			"results[full].series.rejects: 0 values in the baseline, no series now", "results[full].series.goodput: 0 values in the baseline, no series now",
+			"results[full].series.wasted: 0 values in the baseline, no series now", "results[full].series.queue: 0 values in the baseline, no series now"}},
+		{"a baseline without series compares none", docWith(sim.Result{Policy: "full"}), withSeries(10, 20, 30), 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(tt.baseline, tt.current, 0.05)
+			var got []string
+			for _, d := range c.SeriesDrifts {
+				got = append(got, d.String())
+			}
+			if !slices.Equal(got, tt.want) || c.SeriesCompared != tt.compared || c.Drifted() != (len(tt.want) > 0) {
+				t.Errorf("compared %d, drifted %v, drifts\n%q\nwant %d compared and\n%q", c.SeriesCompared, c.Drifted(), got, tt.compared, tt.want)
+			}
+		})
+	}
+}
+
 func TestCompareSummaryStatistics(t *testing.T) {
 	mk := func(p95 float64) *results.Document {
 		d := docWith(sim.Result{Policy: "p"})

@@ -6,6 +6,7 @@ import (
 
 	"stormsim/config"
 	"stormsim/results"
+	"stormsim/runner"
 )
 
 func TestParse(t *testing.T) {
@@ -73,8 +74,8 @@ func build(t *testing.T, sets ...string) *results.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := results.Build(s, nil)
-	if err != nil {
+	doc := results.New(s, config.Hash(s), config.Echo(s))
+	if err := runner.Build(doc, s, s.Policies, runner.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return doc
@@ -116,7 +117,7 @@ func TestEvalStatistics(t *testing.T) {
 	var runs []float64
 	s, _ := config.Parse("t.yaml", []byte(twoPolicies), nil)
 	for seed := uint64(3); seed < 6; seed++ {
-		r, err := results.RunOne(s, s.Policies[1], seed)
+		r, err := runner.RunOne(s, s.Policies[1], seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,10 +138,7 @@ func TestEvalStatistics(t *testing.T) {
 func TestDocumentMetricNamesAreValidRefs(t *testing.T) {
 	doc := build(t, "replications=2")
 	s, _ := config.Parse("t.yaml", []byte(twoPolicies), []string{"replications=2"})
-	cat, err := results.NewCatalog(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := results.NewCatalog(s, s.Policies)
 	ms := DocumentMetrics(doc)
 	for _, m := range ms {
 		ref, err := results.ParseMetricRef(m.Name)

@@ -14,17 +14,15 @@ import (
 	"stormsim/sim"
 )
 
-func init() {
-	register(command{
-		name:    "calibrate",
-		summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-		usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
-		run:     calibrateCmd,
-	})
+// cmdCalibrate is stormsim calibrate.
+var cmdCalibrate = &command{
+	name:    "calibrate",
+	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
+	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
+	run:     runCalibrate,
 }
 
-func calibrateCmd(e *env, args []string) error {
-	cmd, _ := lookup("calibrate")
+func runCalibrate(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	var sf scenarioFlags
 	sf.add(fs)
@@ -90,18 +88,9 @@ func calibrateCmd(e *env, args []string) error {
 // locateKey is FILE:LINE of the scenario key path (after the --set
 // overrides), or the file alone when it cannot be placed.
 func locateKey(sf scenarioFlags, path string) string {
-	data, err := os.ReadFile(sf.configPath)
+	doc, err := config.LoadDocument(sf.configPath, sf.sets)
 	if err != nil {
 		return sf.configPath
-	}
-	doc, err := config.ParseDocument(sf.configPath, data)
-	if err != nil {
-		return sf.configPath
-	}
-	for _, set := range sf.sets {
-		if doc.SetArg(set) != nil {
-			return sf.configPath
-		}
 	}
 	return doc.Where(path)
 }

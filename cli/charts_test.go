@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"stormsim/internal/outdir/outdirtest"
 )
 
 // checkChartFiles checks that dir holds each chart as a decodable PNG
@@ -115,7 +118,7 @@ func TestPlotOverlaysSavedResults(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plot", "-o", out, filepath.Join(base, "none.json")}, "open "},
+		{[]string{"plot", "-o", out, filepath.Join(base, "none.json")}, filepath.Join(base, "none.json") + ": cannot read: no such file or directory"},
 		{[]string{"plot", "-o", out, files[0], "--label", "a", "--label", "b", "--label", "c"}, "stormsim plot: 3 --label for 1 results"},
 		{[]string{"plot", files[0]}, "stormsim plot: give result files and -o DIR"},
 		{[]string{"plot", "-o", out, ownConfigs[0]}, ownConfigs[0] + ": not a stormsim result document"},
@@ -126,11 +129,121 @@ func TestPlotOverlaysSavedResults(t *testing.T) {
 	}
 }
 
-func TestNewCommandsHaveHelp(t *testing.T) {
-	for _, c := range []string{"check", "sweep", "merge", "plot"} {
-		code, stdout, stderr := stormsim("help", c)
-		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "Usage: stormsim "+c+" ") {
-			t.Errorf("help %s: exit %d, stdout %q, stderr %q", c, code, stdout, stderr)
+// TestPlotBadDocumentsAreUsageErrors pins that every document a user can
+// hand to plot that cannot be charted is refused with exit 2, one line
+// naming the file (or the flag to use), and no output directory.
+func TestPlotBadDocumentsAreUsageErrors(t *testing.T) {
+	base := t.TempDir()
+	res := filepath.Join(base, "r", ResultFile)
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[1], "-o", filepath.Dir(res), "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	edit := func(name string, change func(doc map[string]any)) string {
+		data, _ := os.ReadFile(res)
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
 		}
+		change(doc)
+		data, _ = json.Marshal(doc)
+		path := filepath.Join(base, name)
+		os.WriteFile(path, data, 0o644)
+		return path
+	}
+	first := func(doc map[string]any) map[string]any { return doc["results"].([]any)[0].(map[string]any) }
+	noPolicies := edit("none.json", func(doc map[string]any) { doc["results"] = []any{} })
+	negWindow := edit("window.json", func(doc map[string]any) { first(doc)["window_ms"] = -250 })
+	negSeries := edit("series.json", func(doc map[string]any) { first(doc)["series"].(map[string]any)["attempts"].([]any)[0] = -5 })
+	notDoc := filepath.Join(base, "a.json")
+	os.WriteFile(notDoc, []byte(`{"a":1}`), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the same file twice", []string{res, res},
+			"stormsim plot: " + res + " and " + res + ` would both be labelled "r" in the legends; name each with --label NAME (one per result, in order)`},
+		{"no policies", []string{noPolicies}, noPolicies + `: cannot chart it: run "seed-token-bucket": no policies to chart`},
+		{"negative window", []string{negWindow}, negWindow + `: cannot chart it: run "seed-token-bucket" policy "full": window must be > 0 ms (got -250)`},
+		{"negative series", []string{negSeries}, negSeries + `: cannot chart it: run "seed-token-bucket" policy "full": attempts window 0 must be finite and >= 0 (got -5)`},
+		{"not a result document", []string{notDoc}, notDoc + ": not a stormsim result document: it has no schema_version (stormsim run -o DIR writes one as DIR/result.json)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(base, "charts", "new")
+			code, stdout, stderr := stormsim(append([]string{"plot", "-o", out}, tt.args...)...)
+			if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(base, "charts")); err == nil {
+				t.Error("plot left a directory behind")
+			}
+		})
+	}
+	dup, _, stderr := stormsim("plot", "-o", filepath.Join(base, "charts"), res, res, "--label", "x", "--label", "x")
+	if want := `would both be labelled "x"`; dup != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("two equal --label: exit %d, stderr %q, want %q", dup, stderr, want)
+	}
+}
+
+// TestOutputDirIsCheckedBeforeTheRun pins that a directory that cannot be
+// written is refused before anything runs (exit 2, nothing on stdout),
+// not found after the run with the results lost.
+func TestOutputDirIsCheckedBeforeTheRun(t *testing.T) {
+	ro := outdirtest.UnwritableDir(t)
+	for _, cmd := range [][]string{
+		{"run", "-c", ownConfigs[0], "-o", ro},
+		{"run", "-c", ownConfigs[0], "-o", filepath.Join(ro, "new")},
+	} {
+		code, stdout, stderr := stormsim(cmd...)
+		if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, "stormsim run: -o "+cmd[4]+": cannot ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 before running", cmd, code, stdout, stderr)
+		}
+	}
+}
+
+// TestRerunIntoADirectoryRemovesStaleFiles pins that run and plot remove
+// what an earlier run of theirs wrote into -o DIR and this one did not
+// (charts of a model now off, charts after --charts=false), and nothing
+// else.
+func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	names := func() string {
+		entries, _ := os.ReadDir(dir)
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return strings.Join(out, " ")
+	}
+	if code, _, stderr := stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := names(); !strings.Contains(got, "reclaim.png") || !strings.Contains(got, "database.svg") {
+		t.Fatalf("the lab run drew no model charts: %s", got)
+	}
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	core := "attempts.png attempts.svg connected.png connected.svg notes.txt result.json work-vs-time.png work-vs-time.svg"
+	if got := names(); got != core {
+		t.Errorf("after a run without models:\n got %s\nwant %s", got, core)
+	}
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := names(); got != "notes.txt result.json" {
+		t.Errorf("after --charts=false: %s", got)
+	}
+	lab := filepath.Join(t.TempDir(), "lab")
+	stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", lab, "--charts=false")
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(lab, ResultFile)); code != ExitOK {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(dir, ResultFile)); code != ExitOK {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if got := names(); got != core {
+		t.Errorf("after plot of a result without models:\n got %s\nwant %s", got, core)
 	}
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,20 +11,22 @@ import (
 
 	"stormsim/check"
 	"stormsim/config"
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
+	"stormsim/policies"
 	"stormsim/results"
-	"stormsim/sim"
+	"stormsim/runner"
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:    "check",
-		summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
-		usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
-			"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
-		run:       runCheck,
-		takesArgs: true,
-	})
+// cmdCheck is stormsim check.
+var cmdCheck = &command{
+	name:    "check",
+	summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
+	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
+		"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
+	run:       runCheck,
+	takesArgs: true,
 }
 
 // checkFlags are check's own flags.
@@ -38,107 +42,166 @@ type checkFlags struct {
 // checkTarget is one config file to check, validated before anything runs.
 type checkTarget struct {
 	file     string
-	scenario *sim.Scenario // nil for a sweep file
-	plan     *sweep.Plan   // the sweep file's, checked without running
-	checks   []check.Check // expanded to one per policy
-	baseline string        // baseline file, "" for none
+	scenario *config.ScenarioFile // nil for a sweep file
+	specs    []policies.Spec      // the policies --policy selects
+	plan     *sweep.Plan          // the sweep file's, checked without running
+	checks   []check.Check        // expanded to one per policy
+	baseline string               // baseline file, "" for none
 	base     *results.Document
+	estimate budget.Estimate
 }
 
-func runCheck(e *env, args []string) error {
-	cmd, _ := lookup("check")
-	fs := flagSet(cmd.name)
-	var cf checkFlags
-	fs.StringArrayVarP(&cf.files, "config", "c", nil, "scenario or sweep config `FILE` (repeatable; files may also follow the flags)")
-	var sf scenarioFlags
-	fs.StringArrayVar(&sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
-	fs.StringArrayVar(&sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
-	var rf runFlags
-	rf.add(fs)
-	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
-	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric with the saved result `OLD.json`")
-	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
-	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
-	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
-	if done, err := parse(e, cmd, fs, args); done || err != nil {
+// checkRun is one stormsim check: its flags, what they ask for once
+// validated, and the tally of checks passed and failed.
+type checkRun struct {
+	e              *env
+	cf             checkFlags
+	sf             scenarioFlags
+	rf             runFlags
+	tolerance      float64       // a fraction
+	flagChecks     []check.Check // from --check
+	limits         budget.Limits
+	targets        []*checkTarget
+	passed, failed int
+}
+
+func runCheck(e *env, cmd *command, args []string) error {
+	c := &checkRun{e: e}
+	if done, err := c.parseFlags(cmd, args); done || err != nil {
 		return err
-	}
-	cf.files = append(cf.files, fs.Args()...)
-	if err := rf.check(cmd.name); err != nil {
-		return err
-	}
-	tolerance, err := cf.validate()
-	if err != nil {
-		return err
-	}
-	var flagChecks []check.Check
-	for _, text := range cf.checks {
-		c, err := check.Parse(text)
-		if err != nil {
-			return usageErrorf("--check %s: %v", strconv.Quote(text), err)
-		}
-		flagChecks = append(flagChecks, c)
 	}
 	// Everything is validated before anything runs.
-	var targets []*checkTarget
-	for _, file := range cf.files {
-		t, err := cf.target(file, sf, rf, flagChecks)
+	for _, file := range c.cf.files {
+		t, err := c.target(file)
 		if err != nil {
 			return badInput(err)
 		}
-		targets = append(targets, t)
+		c.targets = append(c.targets, t)
 	}
-	suffix := func(t *checkTarget) string {
-		if len(targets) == 1 {
-			return ""
-		}
-		return " [" + t.file + "]"
-	}
-	passed, failed := 0, 0
-	for _, t := range targets {
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	for _, t := range c.targets {
 		if t.plan != nil {
-			fmt.Fprintf(e.stdout, "PASS %s: sweep of %d points x %d replications, every point valid (not run)\n", t.file, len(t.plan.Points), t.plan.Replications)
-			passed++
+			line, ok := probeSweep(t, c.rf)
+			c.tally(ok, line)
 			continue
 		}
-		doc, err := results.BuildParallel(t.scenario, sf.policies, rf.workers)
-		if err != nil {
+		if err := c.checkScenario(ctx, t); err != nil {
 			return err
 		}
-		for _, c := range t.checks {
-			o := c.Eval(doc)
-			fmt.Fprintln(e.stdout, o.String()+suffix(t))
-			if o.Pass() {
-				passed++
-			} else {
-				failed++
-			}
-		}
-		switch {
-		case t.baseline == "":
-		case cf.updateBaseline:
-			if err := check.DropSeries(doc); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(t.baseline), 0o755); err != nil {
-				return err
-			}
-			if err := doc.WriteJSON(t.baseline); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "wrote baseline %s%s\n", t.baseline, suffix(t))
-		default:
-			if reportBaseline(e, t, doc, tolerance, suffix(t)) {
-				passed++
-			} else {
-				failed++
-			}
-		}
 	}
-	if failed > 0 {
-		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim check: %d of %d checks failed", failed, passed+failed)}
+	if c.failed > 0 {
+		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim check: %d of %d checks failed", c.failed, c.passed+c.failed)}
 	}
 	return nil
+}
+
+// parseFlags reads and validates the flags: done is true when help was
+// asked for.
+func (c *checkRun) parseFlags(cmd *command, args []string) (done bool, err error) {
+	fs := flagSet(cmd.name)
+	cf := &c.cf
+	fs.StringArrayVarP(&cf.files, "config", "c", nil, "scenario or sweep config `FILE` (repeatable; files may also follow the flags)")
+	fs.StringArrayVar(&c.sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
+	fs.StringArrayVar(&c.sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
+	c.rf.add(fs)
+	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
+	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
+	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
+	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
+	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
+	if done, err := parse(c.e, cmd, fs, args); done || err != nil {
+		return done, err
+	}
+	cf.files = append(cf.files, fs.Args()...)
+	if err := c.rf.check(cmd.name); err != nil {
+		return false, err
+	}
+	if c.tolerance, err = cf.validate(); err != nil {
+		return false, err
+	}
+	for _, text := range cf.checks {
+		chk, err := check.Parse(text)
+		if err != nil {
+			return false, usageErrorf("--check %s: %v", strconv.Quote(text), err)
+		}
+		c.flagChecks = append(c.flagChecks, chk)
+	}
+	c.limits, err = c.rf.limits(cmd.name)
+	return false, err
+}
+
+// tally counts a verdict and prints its line.
+func (c *checkRun) tally(ok bool, line string) {
+	if ok {
+		fmt.Fprintln(c.e.stdout, "PASS "+line)
+		c.passed++
+	} else {
+		fmt.Fprintln(c.e.stdout, "FAIL "+line)
+		c.failed++
+	}
+}
+
+// suffix names t's file after each of its lines when several files are
+// checked.
+func (c *checkRun) suffix(t *checkTarget) string {
+	if len(c.targets) == 1 {
+		return ""
+	}
+	return " [" + t.file + "]"
+}
+
+// checkScenario runs t's scenario, evaluates its checks and compares it
+// with its baseline (or writes the baseline).
+func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
+	stop := c.e.watchMemory(c.limits, t.estimate)
+	s := t.scenario.Scenario
+	doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
+	err := runner.Build(doc, s, t.specs, runner.Options{Workers: c.rf.workers, Context: ctx})
+	stop()
+	if errors.Is(err, runner.ErrStopped) {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)}
+	}
+	if err != nil {
+		return err
+	}
+	warnHorizon(c.e.stderr, doc)
+	for _, chk := range t.checks {
+		o := chk.Eval(doc)
+		fmt.Fprintln(c.e.stdout, o.String()+c.suffix(t))
+		if o.Pass() {
+			c.passed++
+		} else {
+			c.failed++
+		}
+	}
+	switch {
+	case t.baseline == "":
+		return nil
+	case c.cf.updateBaseline:
+		return c.writeBaseline(t, doc)
+	}
+	if reportBaseline(c.e, t, doc, c.tolerance, c.suffix(t)) {
+		c.passed++
+	} else {
+		c.failed++
+	}
+	return nil
+}
+
+// writeBaseline saves doc, without its series, as t's baseline.
+func (c *checkRun) writeBaseline(t *checkTarget, doc *results.Document) error {
+	if err := check.DropSeries(doc); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(t.baseline), 0o755); err != nil {
+		return err
+	}
+	if err := doc.WriteJSON(t.baseline); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(c.e.stdout, "wrote baseline %s%s\n", t.baseline, c.suffix(t))
+	return err
 }
 
 func (cf *checkFlags) validate() (tolerance float64, err error) {
@@ -159,66 +222,101 @@ func (cf *checkFlags) validate() (tolerance float64, err error) {
 	return tolerance, nil
 }
 
-// target loads and validates one file: the scenario with its overrides,
-// every check's metric name, and the baseline.
-func (cf *checkFlags) target(file string, sf scenarioFlags, rf runFlags, flagChecks []check.Check) (*checkTarget, error) {
+// target loads and validates one file: a sweep file's plan, or the
+// scenario with its overrides, every check's metric name, and the
+// baseline.
+func (c *checkRun) target(file string) (*checkTarget, error) {
 	t := &checkTarget{file: file}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, &config.Error{Where: file, Problem: "cannot read config: " + pathError(err)}
-	}
-	doc, err := config.ParseDocument(file, data)
+	doc, err := config.LoadDocument(file, nil)
 	if err != nil {
 		return nil, err
 	}
 	if doc.HasKey("axes") {
-		t.plan, err = sweep.Load(file, rf.replications)
+		t.plan, err = sweep.Load(file, c.rf.replications)
 		return t, err
 	}
-	for _, set := range rf.sets(sf.sets) {
+	for _, set := range c.rf.sets(c.sf.sets) {
 		if err := doc.SetArg(set); err != nil {
 			return nil, err
 		}
 	}
-	if t.scenario, err = doc.Scenario(); err != nil {
+	if t.scenario, err = doc.ScenarioFile(); err != nil {
 		return nil, err
 	}
-	cat, err := results.NewCatalog(t.scenario, sf.policies)
-	if err != nil {
+	s := t.scenario.Scenario
+	if t.specs, err = runner.SelectPolicies(s, c.sf.policies); err != nil {
 		return nil, err
 	}
-	var fileChecks []string
-	if t.scenario.Checks != nil {
-		fileChecks = *t.scenario.Checks
+	t.estimate = budget.Run(s, t.specs, c.limits, c.rf.workers)
+	if err := t.estimate.CheckRun(c.limits, s.Replications); err != nil {
+		return nil, c.rf.overBudget(err, doc)
 	}
-	for i, text := range fileChecks {
+	if err := t.addChecks(doc, c.flagChecks); err != nil {
+		return nil, err
+	}
+	t.baseline = c.cf.baselineFor(file)
+	if len(t.checks) == 0 && t.baseline == "" {
+		return nil, &config.Error{Where: file, Problem: "nothing to check: add checks: to the config, or give --check or --baseline"}
+	}
+	if t.baseline != "" && !c.cf.updateBaseline {
+		if t.base, err = check.ReadDocument(t.baseline); err != nil {
+			flag := "--baseline"
+			if c.cf.baselineDir != "" {
+				flag = "--baseline-dir"
+			}
+			return nil, fmt.Errorf("%s: %v (write it with --update-baseline)", flag, err)
+		}
+	}
+	return t, nil
+}
+
+// baselineFor is the baseline file of config file, "" for none.
+func (cf *checkFlags) baselineFor(file string) string {
+	if cf.baselineDir != "" {
+		return filepath.Join(cf.baselineDir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))+".json")
+	}
+	return cf.baseline
+}
+
+// addChecks validates and adds the checks of t's file, each located at its
+// line in doc, and then those of --check.
+func (t *checkTarget) addChecks(doc *config.Document, flagChecks []check.Check) error {
+	cat := results.NewCatalog(t.scenario.Scenario, t.specs)
+	for i, text := range t.scenario.Checks {
 		path := fmt.Sprintf("checks[%d]", i)
 		c, err := check.Parse(text)
 		if err == nil {
 			err = t.add(cat, c)
 		}
 		if err != nil {
-			return nil, &config.Error{Where: doc.Where(path), Path: path, Problem: err.Error()}
+			return &config.Error{Where: doc.Where(path), Path: path, Problem: err.Error()}
 		}
 	}
 	for _, c := range flagChecks {
 		if err := t.add(cat, c); err != nil {
-			return nil, fmt.Errorf("--check %s: %w", strconv.Quote(c.Text), err)
+			return fmt.Errorf("--check %s: %w", strconv.Quote(c.Text), err)
 		}
 	}
-	t.baseline = cf.baseline
-	if cf.baselineDir != "" {
-		t.baseline = filepath.Join(cf.baselineDir, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))+".json")
+	return nil
+}
+
+// probeSweep runs a sweep file's corner points (each axis at its first
+// and last value) with at most 2 replications, and reports whether every
+// charted metric has a value at one of them at least: a sweep is tested
+// without running its whole grid.
+func probeSweep(t *checkTarget, rf runFlags) (line string, ok bool) {
+	corners := t.plan.Corners()
+	reps := min(t.plan.Replications, 2)
+	head := fmt.Sprintf("%s: sweep of %s points x %d replications, every point valid; its %d corner points run with %d replication%s",
+		t.file, human.Count(int64(t.plan.Size)), t.plan.Replications, len(corners), reps, plural(reps, "", "s"))
+	partial, err := t.plan.Probe(corners, reps, rf.workers)
+	if err != nil {
+		return head + ": " + err.Error(), false
 	}
-	if len(t.checks) == 0 && t.baseline == "" {
-		return nil, &config.Error{Where: file, Problem: "nothing to check: add checks: to the config, or give --check or --baseline"}
+	if len(partial) > 0 {
+		return head + ", every metric has data (" + strings.Join(partial, ", ") + ")", true
 	}
-	if t.baseline != "" && !cf.updateBaseline {
-		if t.base, err = check.ReadDocument(t.baseline); err != nil {
-			return nil, fmt.Errorf("--baseline: %v (write it with --update-baseline)", err)
-		}
-	}
-	return t, nil
+	return head + ", every metric has data", true
 }
 
 // add validates c's metric against the catalog and adds it, once per
@@ -242,27 +340,31 @@ func (t *checkTarget) add(cat results.Catalog, c check.Check) error {
 func reportBaseline(e *env, t *checkTarget, doc *results.Document, tolerance float64, suffix string) bool {
 	cmp := check.Compare(t.base, doc, tolerance)
 	tol := strconv.FormatFloat(tolerance*100, 'f', -1, 64) + "%"
-	if len(cmp.Drifts) == 0 {
+	switch {
+	case !cmp.Drifted() && cmp.SeriesCompared == 0:
 		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, tol, suffix)
-	} else {
+	case !cmp.Drifted():
+		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, tol, suffix)
+	case cmp.SeriesCompared == 0:
 		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, tol, suffix)
-		for _, d := range cmp.Drifts {
-			fmt.Fprintf(e.stdout, "  drift %s\n", d)
-		}
+	default:
+		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
+			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, tol, suffix)
+	}
+	for _, d := range cmp.Drifts {
+		fmt.Fprintf(e.stdout, "  drift %s\n", d)
+	}
+	for _, d := range cmp.SeriesDrifts {
+		fmt.Fprintf(e.stdout, "  drift %s\n", d)
 	}
 	if len(cmp.New) > 0 {
 		fmt.Fprintf(e.stdout, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
 	}
+	if len(cmp.NewSeries) > 0 {
+		fmt.Fprintf(e.stdout, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
+	}
 	if t.base.ConfigHash != doc.ConfigHash {
 		fmt.Fprintf(e.stdout, "  note: the baseline ran config %s, this run %s\n", t.base.ConfigHash, doc.ConfigHash)
 	}
-	return len(cmp.Drifts) == 0
-}
-
-// pathError is err without the path that *os.PathError repeats.
-func pathError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
+	return !cmp.Drifted()
 }

@@ -1,42 +1,121 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"stormsim/check"
+	"stormsim/config"
 )
 
-// goldenDir holds a result per shipped config: stormsim check compares
-// every metric of a fresh run with it, so a change in model outputs is a
-// visible diff. go test ./cli -run Golden -update rewrites them (as does
-// stormsim check --baseline-dir testdata/golden configs/*.yaml --update-baseline
-// from the repository root).
+// goldenDir holds the whole result of each shipped scenario config,
+// series included, as stormsim run --format json writes it.
 const goldenDir = "../testdata/golden"
 
+// TestShippedConfigGoldens runs every shipped scenario config once and
+// pins its summary table (testdata/NAME.table.golden) and its whole result
+// (goldenDir/NAME.json), byte for byte; then it runs stormsim check
+// --baseline-dir over every shipped config, as CI does, which compares
+// every metric and every series value by value and runs the sweep files'
+// corner points. A change in any number shows up as a drift naming it.
+// go test ./cli -run Golden -update rewrites both kinds of golden.
 func TestShippedConfigGoldens(t *testing.T) {
 	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs: %v", err)
 	}
-	args := append([]string{"check", "--baseline-dir", goldenDir}, files...)
-	if *update {
-		args = append(args, "--update-baseline")
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if strings.HasPrefix(name, "sweep-") {
+			if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); err == nil {
+				t.Errorf("%s: a sweep file has a result golden", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := stormsim("run", "-c", f, "-o", dir, "--charts=false", "--progress", "none")
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			golden(t, name+".table.golden", stdout)
+			got, err := os.ReadFile(filepath.Join(dir, ResultFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			goldenResult(t, filepath.Join(goldenDir, name+".json"), got)
+		})
 	}
-	code, stdout, stderr := stormsim(args...)
+	code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir}, files...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d (go test ./cli -run Golden -update refreshes the goldens after a deliberate change)\n%s%s", code, stdout, stderr)
 	}
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		sweep := strings.HasPrefix(name, "sweep-")
-		if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); (err == nil) == sweep {
-			t.Errorf("%s: golden present %v, want it only for scenarios", name, err == nil)
-		}
 		if !strings.Contains(stdout, "["+f+"]") && !strings.Contains(stdout, "PASS "+f+": sweep of ") {
 			t.Errorf("%s not checked:\n%s", f, stdout)
 		}
 	}
+	if n := strings.Count(stdout, " series within 0%"); n != len(files)-strings.Count(stdout, ": sweep of ") {
+		t.Errorf("%d baselines compared their series, want every scenario's:\n%s", n, stdout)
+	}
+}
+
+// goldenResult compares a result document with its golden file (or
+// writes it, with -update). A difference is reported as check reports a
+// drift: each metric and series that changed, with its values.
+func goldenResult(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cli -run Golden -update writes it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	wantDoc, err1 := check.ParseDocument(path, want)
+	gotDoc, err2 := check.ParseDocument("this run", got)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("result differs from %s, and cannot be compared: %v %v", path, err1, err2)
+	}
+	var lines []string
+	cmp := check.Compare(wantDoc, gotDoc, 0)
+	for _, d := range cmp.Drifts {
+		lines = append(lines, "drift "+d.String())
+	}
+	for _, d := range cmp.SeriesDrifts {
+		lines = append(lines, "drift "+d.String())
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "no number drifted; "+firstDifference(want, got))
+	}
+	t.Errorf("result differs from %s (go test ./cli -run Golden -update refreshes it after a deliberate change):\n  %s", path, strings.Join(lines, "\n  "))
+}
+
+// firstDifference names the first line where got differs from want.
+func firstDifference(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := range max(len(w), len(g)) {
+		if i >= len(w) || i >= len(g) || w[i] != g[i] {
+			line := func(lines []string) string {
+				if i < len(lines) {
+					return fmt.Sprintf("%.200q", lines[i])
+				}
+				return "(none)"
+			}
+			return fmt.Sprintf("line %d is %s in the golden, %s now", i+1, line(w), line(g))
+		}
+	}
+	return "the bytes differ"
 }
 
 // checkConfig is a small scenario whose checks: block holds one passing
@@ -64,6 +143,7 @@ func TestCheckExitCodes(t *testing.T) {
 	misspelt := writeConfig(t, checkConfig+"  - results[full].convergance_ms < 5s\n")
 	noData := writeConfig(t, checkConfig+"  - results[full].reclaim.reclaim_ms < 5s\n")
 	nothing := writeConfig(t, strings.Split(checkConfig, "checks:")[0])
+	huge := writeConfig(t, checkConfig+"# "+strings.Repeat("x", config.MaxFileBytes)+"\n")
 	baseDir := t.TempDir()
 	asFile := filepath.Join(baseDir, "file")
 	os.WriteFile(asFile, nil, 0o644)
@@ -94,7 +174,12 @@ func TestCheckExitCodes(t *testing.T) {
 		{"nothing to check", []string{"check", "-c", nothing}, ExitUsage, "", nothing + ": nothing to check"},
 		{"no config", []string{"check"}, ExitUsage, "", "stormsim check: give a config"},
 		{"bad config", []string{"check", "-c", "testdata/bad/zero-slot.yaml"}, ExitUsage, "", "testdata/bad/zero-slot.yaml:"},
-		{"missing baseline", []string{"check", "-c", good, "--baseline", filepath.Join(baseDir, "none.json")}, ExitUsage, "", "--baseline: open "},
+		{"config too large to be one", []string{"check", "-c", huge}, ExitUsage, "",
+			huge + ": cannot read config: larger than 16 MiB; is it a config?\n"},
+		{"missing baseline", []string{"check", "-c", good, "--baseline", filepath.Join(baseDir, "none.json")}, ExitUsage, "",
+			"--baseline: " + filepath.Join(baseDir, "none.json") + ": cannot read: no such file or directory (write it with --update-baseline)\n"},
+		{"missing baseline in a directory names that flag", []string{"check", "-c", good, "--baseline-dir", baseDir}, ExitUsage, "",
+			"--baseline-dir: " + filepath.Join(baseDir, "c.json") + ": cannot read: no such file or directory (write it with --update-baseline)\n"},
 		{"bad tolerance", []string{"check", "-c", good, "--tolerance", "lots"}, ExitUsage, "", "stormsim check: --tolerance must be"},
 		{"baseline for several configs", []string{"check", good, good, "--baseline", "x.json"}, ExitUsage, "", "stormsim check: --baseline names one result"},
 		{"cannot write the baseline", []string{"check", "-c", good, "--baseline", filepath.Join(asFile, "b.json"), "--update-baseline"}, ExitInternal,
@@ -141,9 +226,27 @@ func TestCheckBaselineDrift(t *testing.T) {
 	}
 }
 
-func TestCheckSweepFileIsValidatedNotRun(t *testing.T) {
+// TestCheckRunsASweepsCorners pins that check runs a sweep file on a
+// small grid, its corners, and fails when a charted metric has no value
+// at one of them.
+func TestCheckRunsASweepsCorners(t *testing.T) {
 	code, stdout, stderr := stormsim("check", "../configs/sweep-backoff.yaml")
-	if code != ExitOK || stdout != "PASS ../configs/sweep-backoff.yaml: sweep of 90 points x 5 replications, every point valid (not run)\n" {
+	if code != ExitOK || stdout != "PASS ../configs/sweep-backoff.yaml: sweep of 90 points x 5 replications, every point valid; its 8 corner points run with 2 replications, every metric has data\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The lease is off at the first value of the axis: the reclaim has a
+	// value at half the corners, which passes and is said.
+	yaml := strings.Replace(smallSweep, "  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  lease: [null, {duration: 1s}]\n", 1)
+	toggled := writeConfig(t, strings.Replace(yaml, "metrics: [convergence_ms]", "metrics: [convergence_ms, reclaim.reclaim_ms]", 1))
+	code, stdout, stderr = stormsim("check", toggled)
+	if code != ExitOK || stdout != "PASS "+toggled+": sweep of 4 points x 2 replications, every point valid; its 4 corner points run with 2 replications, every metric has data (results[full].reclaim.reclaim_ms at 2 of 4)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A crash has no drain: a drain metric would chart nothing.
+	crash := strings.Replace(smallSweep, "  policies:\n", "  failure: {kind: crash}\n  policies:\n", 1)
+	noDrain := writeConfig(t, strings.Replace(crash, "metrics: [convergence_ms]", "metrics: [drain.drain_ms]", 1))
+	code, stdout, stderr = stormsim("check", noDrain)
+	if code != ExitCheckFailed || stdout != "FAIL "+noDrain+": sweep of 6 points x 2 replications, every point valid; its 4 corner points run with 2 replications: metric results[full].drain.drain_ms has no value at any of the 4 points run\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"stormsim/config"
+	"stormsim/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -173,9 +174,28 @@ func TestUsageErrors(t *testing.T) {
 		{"missing file", []string{"validate", "-c", "nope.yaml"}, "nope.yaml: cannot read config: no such file or directory"},
 		{"unknown policy", []string{"run", "-c", ownConfigs[0], "--policy", "nope"}, "--policy nope: unknown policy; the config has exponential, full"},
 		{"bad override", []string{"run", "-c", ownConfigs[0], "--set", "admission.per_slot=x"}, `--set admission.per_slot=x: admission.per_slot: must be an integer (got "x")`},
-		{"output dir is a file", []string{"run", "-c", ownConfigs[0], "-o", ownConfigs[0]}, ""},
+		{"output dir is a file", []string{"run", "-c", ownConfigs[0], "-o", ownConfigs[0]},
+			"stormsim run: -o " + ownConfigs[0] + ": " + absPath(ownConfigs[0]) + " is a file, not a directory"},
+		{"output dir below a file", []string{"run", "-c", ownConfigs[0], "-o", filepath.Join(ownConfigs[0], "out")},
+			"stormsim run: -o " + filepath.Join(ownConfigs[0], "out") + ": " + absPath(ownConfigs[0]) + " is a file, not a directory"},
+		{"help for no such command", []string{"help", "bogus"}, `stormsim help: no such command "bogus" (try: `},
+		{"config given twice", []string{"run", "-c", ownConfigs[0], "-c", ownConfigs[1]},
+			`stormsim run: invalid argument "` + ownConfigs[1] + `" for "-c, --config" flag: given twice (` + ownConfigs[0] + ", then " + ownConfigs[1] + "): give it once"},
+		{"format given twice", []string{"run", "-c", ownConfigs[0], "--format", "json", "--format", "table"},
+			`stormsim run: invalid argument "table" for "--format" flag: given twice (json, then table): give it once`},
+		{"empty output dir", []string{"run", "-c", ownConfigs[0], "-o", ""},
+			`stormsim run: invalid argument "" for "-o, --out" flag: needs a value, got an empty one`},
+		{"zero replications", []string{"run", "-c", ownConfigs[0], "--replications", "0"},
+			"stormsim run: --replications must be >= 1 (got 0); leave it out to run the config's replications"},
+		{"zero workers", []string{"run", "-c", ownConfigs[0], "--workers", "0"},
+			"stormsim run: --workers must be >= 1 (got 0); leave it out to use every CPU"},
+		{"zero workers for a sweep", []string{"sweep", "-c", "x.yaml", "-o", "d", "--workers", "0"},
+			"stormsim sweep: --workers must be >= 1 (got 0)"},
 	}
 	for _, tt := range tests {
+		if tt.wantStderr == "" {
+			t.Fatalf("%s: every case must name the message it expects", tt.name)
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := stormsim(tt.args...)
 			first, _, _ := strings.Cut(stderr, "\n")
@@ -184,6 +204,15 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// absPath is path made absolute, as messages about a path's parents give it.
+func absPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		panic(err)
+	}
+	return abs
 }
 
 func TestHelp(t *testing.T) {
@@ -195,10 +224,25 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestEveryCommandHasHelp runs help for each command of the table: the
+// command handed to its run function names itself in the usage line, and
+// help goes to stdout with exit 0, both as help NAME and as NAME --help.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, c := range commands {
+		for _, args := range [][]string{{"help", c.name}, {c.name, "--help"}} {
+			code, stdout, stderr := stormsim(args...)
+			want := "Usage: stormsim " + c.name + " " + c.usage + "\n\n" + c.summary + "\n\nFlags:\n"
+			if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, want) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and %q...", args, code, stdout, stderr, want)
+			}
+		}
+	}
+}
+
 func TestPanicIsAnInternalError(t *testing.T) {
 	saved := slices.Clone(commands)
 	defer func() { commands = saved }()
-	register(command{name: "boom", run: func(*env, []string) error { panic("line one\nline two") }})
+	commands = append(commands, &command{name: "boom", run: func(*env, *command, []string) error { panic("line one\nline two") }})
 	code, stdout, stderr := stormsim("boom")
 	if want := "stormsim: internal error: line one\\nline two\n"; code != ExitInternal || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 3, stderr %q", code, stdout, stderr, want)
@@ -213,19 +257,26 @@ func TestPoliciesGolden(t *testing.T) {
 	golden(t, "policies.golden", stdout)
 }
 
+// TestUsageGolden pins the usage text and where it goes: asked for, on
+// stdout with exit 0; after no command at all, on stderr with exit 2.
 func TestUsageGolden(t *testing.T) {
-	_, stdout, _ := stormsim("help")
+	code, stdout, stderr := stormsim("help")
+	if code != ExitOK || stderr != "" {
+		t.Errorf("help: exit %d, stderr %q; want exit 0 and nothing on stderr", code, stderr)
+	}
 	golden(t, "usage.golden", stdout)
+	code, stdout, stderr = stormsim()
+	if code != ExitUsage || stdout != "" {
+		t.Errorf("no command: exit %d, stdout %q; want exit 2 and nothing on stdout", code, stdout)
+	}
+	golden(t, "usage.golden", stderr)
 }
 
-// TestSummaryTableGolden pins the summary table of each shipped config, so
-// that a change in the model or the table shows up as a readable diff.
-func TestSummaryTableGolden(t *testing.T) {
-	for _, file := range ownConfigs {
-		code, stdout, stderr := stormsim("run", "-c", file)
-		if code != ExitOK || stderr != "" {
-			t.Fatalf("%s: exit %d, stderr %q", file, code, stderr)
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, stderr := stormsim(arg)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "stormsim "+results.Version+" (go") || strings.Count(stdout, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
 		}
-		golden(t, strings.TrimSuffix(filepath.Base(file), ".yaml")+".table.golden", stdout)
 	}
 }

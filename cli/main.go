@@ -1,15 +1,22 @@
 // Package cli implements the stormsim command. Each subcommand lives in its
-// own file and registers itself in commands, so adding one touches one file.
+// own file as a command value (cmdRun in run.go, ...), listed in the
+// commands table.
 package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"os"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
+	"stormsim/results"
 )
 
 // Exit codes of stormsim.
@@ -18,6 +25,9 @@ const (
 	ExitCheckFailed = 1 // a check ran and failed
 	ExitUsage       = 2 // bad flags, arguments or config
 	ExitInternal    = 3 // a bug or an I/O failure
+	// ExitInterrupted is the shell's code for a process stopped by SIGINT
+	// (128 + 2): Ctrl-C, after the output written so far was closed cleanly.
+	ExitInterrupted = 130
 )
 
 // command is one subcommand.
@@ -27,31 +37,58 @@ type command struct {
 	usage   string // arguments after "stormsim NAME"
 	// takesArgs allows arguments besides flags (files to read).
 	takesArgs bool
-	// run executes the command with its arguments (after the name). An
-	// error without an exit code means ExitInternal.
-	run func(env *env, args []string) error
+	// run executes the command, handed to it, with its arguments (after
+	// the name). An error without an exit code means ExitInternal.
+	run func(env *env, cmd *command, args []string) error
+}
+
+// commands are stormsim's subcommands, in the order the usage lists them.
+var commands = []*command{
+	cmdCalibrate,
+	cmdCheck,
+	cmdMerge,
+	cmdPlot,
+	cmdPolicies,
+	cmdRun,
+	cmdSweep,
+	cmdValidate,
 }
 
 // env is what a command may touch of the outside world.
 type env struct {
 	stdout, stderr io.Writer
+	// exit ends the process; nil (in tests) when the command must return
+	// instead. With it, commands that run storms watch their memory.
+	exit func(code int)
+	// lookupEnv reads the environment, as os.LookupEnv does: where a batch
+	// engine says which shard of a sweep this process runs.
+	lookupEnv func(name string) (string, bool)
 }
 
-var commands []command
-
-// register adds a subcommand; each subcommand file calls it from init.
-func register(c command) {
-	commands = append(commands, c)
-	slices.SortFunc(commands, func(a, b command) int { return strings.Compare(a.name, b.name) })
+// watchMemory keeps the process under the memory budget while storms run
+// (see budget.Watch). When memory passes it anyway, the estimate that let
+// the run start was wrong: that is a bug, reported in one line with
+// ExitInternal rather than as the runtime's out-of-memory crash.
+func (e *env) watchMemory(limits budget.Limits, est budget.Estimate) (stop func()) {
+	if e.exit == nil {
+		return func() {}
+	}
+	return budget.Watch(limits.MemoryBytes, func(used int64) {
+		fmt.Fprintf(e.stderr, "stormsim: internal error: memory in use reached %s, over the budget of %s (%s), though the estimate before the run was %s; "+
+			"stopped here. Lower clients or replications, or raise %s\n",
+			human.Bytes(used), human.Bytes(limits.MemoryBytes), limits.MemoryFrom, human.Bytes(est.MemoryBytes), budget.MemoryFlag)
+		e.exit(ExitInternal)
+	})
 }
 
-func lookup(name string) (command, bool) {
+// lookup is the command called name, or nil.
+func lookup(name string) *command {
 	for _, c := range commands {
 		if c.name == name {
-			return c, true
+			return c
 		}
 	}
-	return command{}, false
+	return nil
 }
 
 // exitError carries the exit code for err.
@@ -79,13 +116,24 @@ func badInput(err error) error {
 // Main runs stormsim with args (without the program name) and returns the
 // exit code. It never panics: a panic is reported as an internal error.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	return main(&env{stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}, args)
+}
+
+// MainProcess is Main for the stormsim process itself: it may also end the
+// process, with one line and ExitInternal, when memory passes the budget
+// while storms run.
+func MainProcess(args []string, stdout, stderr io.Writer) int {
+	return main(&env{stdout: stdout, stderr: stderr, exit: os.Exit, lookupEnv: os.LookupEnv}, args)
+}
+
+func main(e *env, args []string) (code int) {
+	stdout, stderr := e.stdout, e.stderr
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintln(stderr, oneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
+			fmt.Fprintln(stderr, safetext.OneLine(fmt.Sprintf("stormsim: internal error: %v", r)))
 			code = ExitInternal
 		}
 	}()
-	e := &env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		writeUsage(stderr)
 		return ExitUsage
@@ -93,20 +141,26 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help":
-		if len(args) > 1 {
-			if c, ok := lookup(args[1]); ok {
-				return report(e, c.run(e, []string{"--help"}))
-			}
+		if len(args) == 1 {
+			writeUsage(stdout)
+			return ExitOK
 		}
-		writeUsage(stdout)
+		c := lookup(args[1])
+		if c == nil || len(args) > 2 {
+			fmt.Fprintf(stderr, "stormsim help: no such command %q (try: %s)\n", safetext.Terminal(strings.Join(args[1:], " ")), strings.Join(names(), ", "))
+			return ExitUsage
+		}
+		return report(e, c.run(e, c, []string{"--help"}))
+	case "version", "--version":
+		fmt.Fprintf(stdout, "stormsim %s (%s, %s/%s)\n", results.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return ExitOK
 	}
-	c, ok := lookup(name)
-	if !ok {
-		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", oneLine(name), strings.Join(names(), ", "))
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "stormsim: unknown command %q (try: %s)\n", safetext.Terminal(name), strings.Join(names(), ", "))
 		return ExitUsage
 	}
-	return report(e, c.run(e, args[1:]))
+	return report(e, c.run(e, c, args[1:]))
 }
 
 // report prints err on one line and maps it to an exit code.
@@ -114,7 +168,7 @@ func report(e *env, err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(e.stderr, oneLine(err.Error()))
+	fmt.Fprintln(e.stderr, safetext.OneLine(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -144,8 +198,8 @@ func writeUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error.")
+	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags, 'stormsim --version' for the version.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error, 130 interrupted.")
 }
 
 // flagSet returns a flag set for c that reports errors through parse.
@@ -158,8 +212,10 @@ func flagSet(c string) *pflag.FlagSet {
 
 // parse parses args into fs. It returns done=true when the user asked for
 // help, which it prints to stdout.
-func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err error) {
+func parse(e *env, c *command, fs *pflag.FlagSet, args []string) (done bool, err error) {
+	restore := guardSingleValues(fs)
 	err = fs.Parse(args)
+	restore()
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprintf(e.stdout, "Usage: stormsim %s %s\n\n%s\n\nFlags:\n%s", c.name, c.usage, c.summary, fs.FlagUsages())
 		return true, nil
@@ -173,6 +229,41 @@ func parse(e *env, c command, fs *pflag.FlagSet, args []string) (done bool, err 
 	return false, nil
 }
 
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+// guardSingleValues makes every flag that holds one value refuse a second
+// one (-c A -c B would otherwise silently mean B) and, for a string, an
+// empty one (an empty -o would otherwise mean no -o). Repeatable flags
+// (arrays) are left alone. The returned function puts the flags' own values back,
+// so that help text still knows their types.
+func guardSingleValues(fs *pflag.FlagSet) (restore func()) {
+	var flags []*pflag.Flag
+	var values []pflag.Value
+	fs.VisitAll(func(f *pflag.Flag) {
+		if strings.HasSuffix(f.Value.Type(), "Array") || strings.HasSuffix(f.Value.Type(), "Slice") {
+			return
+		}
+		flags, values = append(flags, f), append(values, f.Value)
+		f.Value = &singleValue{Value: f.Value, flag: f}
+	})
+	return func() {
+		for i, f := range flags {
+			f.Value = values[i]
+		}
+	}
+}
+
+// singleValue is a flag value that may be set once, and not to "" when it
+// is a string.
+type singleValue struct {
+	pflag.Value
+	flag *pflag.Flag
+}
+
+func (v *singleValue) Set(s string) error {
+	if v.flag.Changed {
+		return fmt.Errorf("given twice (%s, then %s): give it once", safetext.Terminal(v.Value.String()), safetext.Terminal(s))
+	}
+	if s == "" && v.Value.Type() == "string" {
+		return errors.New("needs a value, got an empty one")
+	}
+	return v.Value.Set(s)
 }

@@ -3,21 +3,20 @@ package cli
 import (
 	"fmt"
 
+	"stormsim/internal/outdir"
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:      "merge",
-		summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
-		usage:     "DIR... -o OUT [--charts=false]",
-		run:       merge,
-		takesArgs: true,
-	})
+// cmdMerge is stormsim merge.
+var cmdMerge = &command{
+	name:      "merge",
+	summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
+	usage:     "DIR... -o OUT [--charts=false]",
+	run:       runMerge,
+	takesArgs: true,
 }
 
-func merge(e *env, args []string) error {
-	cmd, _ := lookup("merge")
+func runMerge(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	out := fs.StringP("out", "o", "", "write the merged sweep into `OUT` (created)")
 	charts := fs.Bool("charts", true, "draw the charts")
@@ -27,8 +26,13 @@ func merge(e *env, args []string) error {
 	if *out == "" || fs.NArg() == 0 {
 		return usageErrorf("stormsim merge: give the shard directories and -o OUT")
 	}
-	written, err := sweep.Merge(*out, fs.Args(), *charts)
+	dir, err := outdir.Prepare(*out)
 	if err != nil {
+		return badInput(fmt.Errorf("stormsim merge: %w", err))
+	}
+	written, err := sweep.Merge(dir.Path, fs.Args(), *charts)
+	if err != nil {
+		dir.Abandon()
 		return sweepError(err)
 	}
 	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), *out, len(written))

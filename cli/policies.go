@@ -10,17 +10,15 @@ import (
 	"stormsim/policies"
 )
 
-func init() {
-	register(command{
-		name:    "policies",
-		summary: "list the backoff policies with their formulas, defaults and sources",
-		usage:   "",
-		run:     listPolicies,
-	})
+// cmdPolicies is stormsim policies.
+var cmdPolicies = &command{
+	name:    "policies",
+	summary: "list the backoff policies with their formulas, defaults and sources",
+	usage:   "",
+	run:     runPolicies,
 }
 
-func listPolicies(e *env, args []string) error {
-	cmd, _ := lookup("policies")
+func runPolicies(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err

@@ -24,9 +24,23 @@ func (f *scenarioFlags) add(fs *pflag.FlagSet) {
 
 // load reads and resolves the scenario; every failure is bad input.
 func (f *scenarioFlags) load(cmd string) (*sim.Scenario, error) {
-	if f.configPath == "" {
-		return nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
+	file, _, err := f.loadDocument(cmd)
+	if err != nil {
+		return nil, err
 	}
-	s, err := config.Load(f.configPath, f.sets)
-	return s, badInput(err)
+	return file.Scenario, nil
+}
+
+// loadDocument reads and resolves the scenario file, and returns the
+// document too, which locates keys for errors found later.
+func (f *scenarioFlags) loadDocument(cmd string) (*config.ScenarioFile, *config.Document, error) {
+	if f.configPath == "" {
+		return nil, nil, usageErrorf("stormsim %s: -c/--config FILE is required", cmd)
+	}
+	doc, err := config.LoadDocument(f.configPath, f.sets)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	file, err := doc.ScenarioFile()
+	return file, doc, badInput(err)
 }

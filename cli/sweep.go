@@ -1,93 +1,258 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"stormsim/config"
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
+	"stormsim/internal/outdir"
+	"stormsim/internal/safetext"
 	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:    "sweep",
-		summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
-		usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--shard I/N] [--resume] [--progress auto|plain|none] [--charts=false]",
-		run:     runSweep,
-	})
+// cmdSweep is stormsim sweep.
+var cmdSweep = &command{
+	name:    "sweep",
+	summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
+	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--progress auto|plain|none] [--charts=false]",
+	run:     runSweep,
 }
 
-func runSweep(e *env, args []string) error {
-	cmd, _ := lookup("sweep")
-	fs := flagSet(cmd.name)
-	file := fs.StringP("config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
-	outDir := fs.StringP("out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
-	var rf runFlags
-	rf.add(fs)
-	shard := fs.String("shard", "", "run only points whose index % N == I, given as `I/N` (join the shards with stormsim merge)")
-	resume := fs.Bool("resume", false, "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
-	progress := fs.String("progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
-	charts := fs.Bool("charts", true, "draw the charts")
-	if done, err := parse(e, cmd, fs, args); done || err != nil {
+// sweepRun is one stormsim sweep: its flags and what they resolve to.
+type sweepRun struct {
+	e              *env
+	args           []string // as given, for the --resume command
+	file, outDir   string
+	rf             runFlags
+	shardFlag      string
+	resume, charts bool
+	shard          shard
+	progress       *sweep.Progress // nil: none
+	limits         budget.Limits
+	plan           *sweep.Plan
+	name           string // the sweep's name, safe for a terminal
+	points         int    // points this shard runs
+}
+
+func runSweep(e *env, cmd *command, args []string) error {
+	r := &sweepRun{e: e, args: args}
+	if done, err := r.parseFlags(cmd, args); done || err != nil {
 		return err
 	}
-	if err := rf.check(cmd.name); err != nil {
-		return err
-	}
-	if *file == "" || *outDir == "" {
-		return usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
-	}
-	shardI, shardN, err := parseShard(*shard)
-	if err != nil {
-		return err
-	}
-	var pr *sweep.Progress
-	switch *progress {
-	case "auto":
-		pr = sweep.NewProgress(e.stderr, isTerminal(e.stderr))
-	case "plain":
-		pr = sweep.NewProgress(e.stderr, false)
-	case "none":
-	default:
-		return usageErrorf("stormsim sweep: --progress must be auto, plain or none (got %q)", *progress)
-	}
-	plan, err := sweep.Load(*file, rf.replications)
-	if err != nil {
+	var err error
+	if r.plan, err = sweep.Open(r.file, r.rf.replications); err != nil {
 		return badInput(err)
 	}
-	written, err := plan.Run(sweep.Options{Dir: *outDir, Workers: rf.workers, Shard: shardI, Shards: shardN,
-		Resume: *resume, NoCharts: !*charts, Progress: pr})
+	r.name = safetext.Terminal(r.plan.Name)
+	r.points = r.plan.ShardSize(r.shard.index, r.shard.count)
+	if r.shard.from != "" {
+		r.progress.Say("%s: shard %d/%d from %s", r.name, r.shard.index, r.shard.count, r.shard.from)
+	}
+	ctx, stopSignals := interruptible()
+	defer stopSignals()
+	if err := r.checkGrid(ctx); err != nil {
+		return err
+	}
+	est, err := r.estimate()
 	if err != nil {
+		return err
+	}
+	dir, err := outdir.Prepare(r.outDir)
+	if err != nil {
+		return badInput(fmt.Errorf("stormsim sweep: %w", err))
+	}
+	stopWatch := e.watchMemory(r.limits, est)
+	written, err := r.plan.Run(sweep.Options{Dir: dir.Path, Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count,
+		Resume: r.resume, NoCharts: !r.charts, Progress: r.progress, Context: ctx})
+	stopWatch()
+	var ie *sweep.InterruptedError
+	if errors.As(err, &ie) {
+		return r.interrupted(ie)
+	}
+	if err != nil {
+		dir.Abandon()
 		return sweepError(err)
 	}
-	files := []string{sweep.ManifestFile, sweep.PointsFile}
-	if shardN <= 1 {
-		files = append(files, sweep.CSVFile)
-	}
-	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", plan.Name, len(plan.Points), plan.Replications, strings.Join(files, ", "), *outDir)
-	switch {
-	case shardN > 1:
-		msg += fmt.Sprintf(" (shard %d/%d; join the shards with stormsim merge)", shardI, shardN)
-	case len(written) > 0:
-		msg += fmt.Sprintf(", and %d chart files", len(written))
-	}
-	_, err = fmt.Fprintln(e.stdout, msg)
+	_, err = fmt.Fprintln(e.stdout, r.summary(written))
 	return err
 }
 
-// parseShard reads --shard I/N; "" means no sharding.
-func parseShard(s string) (i, n int, err error) {
-	if s == "" {
-		return 0, 1, nil
+// parseFlags reads and validates the flags: done is true when help was
+// asked for.
+func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error) {
+	fs := flagSet(cmd.name)
+	fs.StringVarP(&r.file, "config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
+	fs.StringVarP(&r.outDir, "out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
+	r.rf.add(fs)
+	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
+		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
+	fs.BoolVar(&r.resume, "resume", false, "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
+	progress := fs.String("progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
+	fs.BoolVar(&r.charts, "charts", true, "draw the charts")
+	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
+		return done, err
 	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, usageErrorf("stormsim sweep: --shard must be I/N with 0 <= I < N, e.g. 0/4 (got %q)", s)
+	if err := r.rf.check(cmd.name); err != nil {
+		return false, err
 	}
-	return i, n, nil
+	if r.file == "" || r.outDir == "" {
+		return false, usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
+	}
+	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
+		return false, err
+	}
+	if r.progress, err = progressFlag(r.e, cmd.name, *progress); err != nil {
+		return false, err
+	}
+	r.limits, err = r.rf.limits(cmd.name)
+	return false, err
+}
+
+// checkGrid checks every point of the plan, saying how far it got on a
+// large grid; Ctrl-C stops it.
+func (r *sweepRun) checkGrid(ctx context.Context) error {
+	grid := human.Count(int64(r.plan.Size)) + " points (" + r.plan.Dimensions() + ")"
+	if r.shard.count > 1 {
+		grid = fmt.Sprintf("%s of %s: shard %d/%d", human.Count(int64(r.points)), grid, r.shard.index, r.shard.count)
+	}
+	err := r.plan.Check(func(done int) bool {
+		r.progress.Checking(r.name+": "+grid, done, r.plan.Size)
+		return ctx.Err() == nil
+	})
+	var ie *sweep.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
+			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))}
+	}
+	return badInput(err)
+}
+
+// estimate estimates what this shard of the sweep asks of the machine,
+// refuses what is beyond its limits and announces the rest.
+func (r *sweepRun) estimate() (budget.Estimate, error) {
+	plan := r.plan
+	est := budget.Sweep(shardShape(plan.Shape(), r.points, plan.Size, r.shard.count > 1), r.limits, r.rf.workers)
+	free := budget.FreeDisk(r.outDir)
+	if err := est.CheckSweep(r.limits, free, plan.Replications, r.outDir); err != nil {
+		return est, sweepOverBudget(err, plan, r.rf)
+	}
+	cores := min(est.Concurrent, r.limits.Cores)
+	r.progress.Say("%s: %s storms (%d replication%s of %d polic%s a point) of up to %s clients: at least %s of computing on %d core%s, about %s of memory (budget %s), about %s of files in %s%s",
+		r.name, human.Count(est.Storms), plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"),
+		human.Count(int64(est.Clients)), human.Duration(est.MinTime), cores, plural(cores, "", "s"),
+		human.Bytes(est.MemoryBytes), human.Bytes(r.limits.MemoryBytes), human.Bytes(est.OutputBytes), safetext.Terminal(r.outDir), freeNote(free))
+	return est, nil
+}
+
+// interrupted is the error of a sweep Ctrl-C stopped: what is written and
+// the command that goes on.
+func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
+	what := fmt.Sprintf("interrupted: %s of %s points are in %s, each line whole; continue with", human.Count(int64(ie.Done)), human.Count(int64(ie.Points)), ie.File)
+	if ie.Finishing {
+		what = fmt.Sprintf("interrupted while writing %s and the charts; all %s points are in %s; write them with", sweep.CSVFile, human.Count(int64(ie.Points)), ie.File)
+	}
+	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: %s: %s", what, resumeCommand(r.args))}
+}
+
+// summary is the line that says what a finished sweep wrote.
+func (r *sweepRun) summary(charts []string) string {
+	files := []string{sweep.ManifestFile, sweep.PointsFile}
+	if r.shard.count <= 1 {
+		files = append(files, sweep.CSVFile)
+	}
+	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.outDir)
+	switch {
+	case r.shard.count > 1:
+		msg += fmt.Sprintf(" (shard %d/%d; join the shards with stormsim merge)", r.shard.index, r.shard.count)
+	case len(charts) > 0:
+		msg += fmt.Sprintf(", and %d chart files", len(charts))
+	}
+	return msg
+}
+
+// progressFlag reads --progress: nil for none.
+func progressFlag(e *env, cmd, mode string) (*sweep.Progress, error) {
+	switch mode {
+	case "auto":
+		return sweep.NewProgress(e.stderr, isTerminal(e.stderr)), nil
+	case "plain":
+		return sweep.NewProgress(e.stderr, false), nil
+	case "none":
+		return nil, nil
+	}
+	return nil, usageErrorf("stormsim %s: --progress must be auto, plain or none (got %q)", cmd, mode)
+}
+
+// shardShape is the part of a sweep's shape one shard of points runs:
+// the sweep's totals scaled by its share of points, and no charts.
+func shardShape(sh budget.SweepShape, points, size int, sharded bool) budget.SweepShape {
+	if !sharded || size == 0 {
+		return sh
+	}
+	f := float64(points) / float64(size)
+	sh.Points = points
+	sh.Storms = int64(float64(sh.Storms) * f)
+	sh.ClientStorms *= f
+	sh.MinAttempts *= f
+	sh.OutputBytes = int64(float64(sh.OutputBytes) * f)
+	sh.ChartFiles, sh.ChartValues = 0, 0
+	return sh
+}
+
+// sweepOverBudget turns a sweep's budget refusal into a config error at
+// the key to change.
+func sweepOverBudget(err error, plan *sweep.Plan, rf runFlags) error {
+	var oe *budget.OverError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	where := plan.Where(oe.Key)
+	if oe.Key == "replications" && rf.fs.Changed("replications") {
+		where = "--replications " + strconv.Itoa(rf.replications)
+	}
+	return badInput(&config.Error{Where: where, Path: oe.Key, Problem: oe.Message})
+}
+
+func freeNote(free int64) string {
+	if free < 0 {
+		return ""
+	}
+	return " (" + human.Bytes(free) + " free)"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// resumeCommand is the command line that continues an interrupted sweep:
+// this one, with --resume.
+func resumeCommand(args []string) string {
+	parts := []string{"stormsim", "sweep"}
+	resumed := false
+	for _, a := range args {
+		resumed = resumed || a == "--resume" || a == "--resume=true"
+		parts = append(parts, shellQuote(a))
+	}
+	if !resumed {
+		parts = append(parts, "--resume")
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,%+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(safetext.Terminal(s), "'", `'\''`) + "'"
 }
 
 // sweepError gives a sweep's input errors (resume into another sweep,

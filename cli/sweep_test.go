@@ -61,8 +61,10 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 	var shards []string
 	for _, s := range []string{"0/3", "1/3", "2/3"} {
 		d := filepath.Join(t.TempDir(), "shard")
-		if code, _, stderr := stormsim("sweep", "-c", cfg, "-o", d, "--shard", s, "--progress", "plain"); code != ExitOK ||
-			!strings.HasPrefix(stderr, "sweep: 2/2 points (shard of 6), 4/4 runs, ") {
+		code, _, stderr := stormsim("sweep", "-c", cfg, "-o", d, "--shard", s, "--progress", "plain")
+		lines := strings.Split(stderr, "\n")
+		if code != ExitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "small: 4 storms (2 replications of 1 policy a point) of up to 30 clients: at least <1s of computing on ") ||
+			!strings.HasPrefix(lines[1], "sweep: 2/2 points (shard of 6), 4/4 storms, ") {
 			t.Fatalf("shard %s: exit %d, stderr %q", s, code, stderr)
 		}
 		shards = append(shards, d)
@@ -95,15 +97,19 @@ func TestSweepUsageErrors(t *testing.T) {
 	os.WriteFile(cfg, []byte(smallSweep), 0o644)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte(strings.Replace(smallSweep, "[convergence_ms]", "[convergense_ms]", 1)), 0o644)
+	noModel := filepath.Join(t.TempDir(), "nomodel.yaml")
+	os.WriteFile(noModel, []byte(strings.Replace(smallSweep, "[convergence_ms]", "[database.peak_rows_per_s]", 1)), 0o644)
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"no config", []string{"sweep", "-o", "x"}, "stormsim sweep: -c SWEEP.yaml and -o DIR are required"},
-		{"bad shard", []string{"sweep", "-c", cfg, "-o", "x", "--shard", "3/3"}, `stormsim sweep: --shard must be I/N with 0 <= I < N, e.g. 0/4 (got "3/3")`},
+		{"bad shard", []string{"sweep", "-c", cfg, "-o", "x", "--shard", "3/3"}, `stormsim sweep: --shard must be I/N with 0 <= I < N, e.g. 0/4, or auto in a batch array (got "3/3")`},
 		{"bad progress", []string{"sweep", "-c", cfg, "-o", "x", "--progress", "loud"}, `stormsim sweep: --progress must be auto, plain or none (got "loud")`},
 		{"misspelt metric", []string{"sweep", "-c", bad, "-o", "x"}, bad + ":13: metrics: convergense_ms: unknown metric; did you mean convergence_ms?"},
+		{"metric whose model is off", []string{"sweep", "-c", noModel, "-o", filepath.Join(t.TempDir(), "x")},
+			noModel + ":13: metrics: database.peak_rows_per_s: no point of the sweep has data for it: it comes from the database: model, which is off\n"},
 		{"merge without dirs", []string{"merge", "-o", "x"}, "stormsim merge: give the shard directories and -o OUT"},
 		{"merge of nothing", []string{"merge", t.TempDir(), "-o", "x"}, "merge: open "},
 	}

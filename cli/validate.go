@@ -5,39 +5,95 @@ import (
 	"strings"
 
 	"stormsim/config"
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 	"stormsim/results"
+	"stormsim/runner"
+	"stormsim/sweep"
 )
 
-func init() {
-	register(command{
-		name:    "validate",
-		summary: "check a config (and its overrides) without running it",
-		usage:   "-c FILE [--set path=value]... [--policy label]...",
-		run:     validate,
-	})
+// cmdValidate is stormsim validate.
+var cmdValidate = &command{
+	name:    "validate",
+	summary: "check a config or a sweep file without running it, and estimate its memory, time and files",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
+	run:     runValidate,
 }
 
-func validate(e *env, args []string) error {
-	cmd, _ := lookup("validate")
+func runValidate(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
 	var sf scenarioFlags
 	sf.add(fs)
+	var rf runFlags
+	rf.add(fs)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
-	s, err := sf.load(cmd.name)
+	if err := rf.check(cmd.name); err != nil {
+		return err
+	}
+	limits, err := rf.limits(cmd.name)
 	if err != nil {
 		return err
 	}
-	specs, err := results.SelectPolicies(s, sf.policies)
+	if sf.configPath != "" {
+		doc, err := config.LoadDocument(sf.configPath, nil)
+		if err != nil {
+			return badInput(err)
+		}
+		if doc.HasKey("axes") {
+			return validateSweep(e, sf, rf, limits)
+		}
+	}
+	return validateScenario(e, cmd, sf, rf, limits)
+}
+
+// validateScenario checks a scenario with its overrides and prints what
+// running it takes.
+func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
+	sf.sets = rf.sets(sf.sets)
+	file, doc, err := sf.loadDocument(cmd.name)
+	if err != nil {
+		return err
+	}
+	s := file.Scenario
+	specs, err := runner.SelectPolicies(s, sf.policies)
 	if err != nil {
 		return badInput(err)
 	}
+	est := budget.Run(s, specs, limits, rf.workers)
+	if err := est.CheckRun(limits, s.Replications); err != nil {
+		return rf.overBudget(err, doc)
+	}
 	labels := make([]string, len(specs))
 	for i, p := range specs {
-		labels[i] = p.Label
+		labels[i] = safetext.Terminal(p.Label)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %d clients, %s, policies %s (config %s)\n",
-		sf.configPath, s.Name, s.Clients, s.Admission.New(), strings.Join(labels, ", "), config.Hash(s))
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n  estimate: %s\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), file.Hash(),
+		est.Summary(limits))
+	return err
+}
+
+// validateSweep checks every point of a sweep file and prints what the
+// whole sweep takes (its shards split the storms, the time and the
+// lines among them), so that it can be planned before it runs.
+func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
+	if len(sf.sets) > 0 || len(sf.policies) > 0 {
+		return usageErrorf("stormsim validate: %s is a sweep file: --set and --policy apply to a scenario (a sweep's axes set its keys)", safetext.Terminal(sf.configPath))
+	}
+	plan, err := sweep.Load(sf.configPath, rf.replications)
+	if err != nil {
+		return badInput(err)
+	}
+	est := budget.Sweep(plan.Shape(), limits, rf.workers)
+	if err := est.CheckSweep(limits, -1, plan.Replications, ""); err != nil {
+		return sweepOverBudget(err, plan, rf)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: sweep %s, %s points (%s), %d replication%s of %d polic%s a point (sweep %s)\n  estimate: %s; about %s of files\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(plan.Name), human.Count(int64(plan.Size)), plan.Dimensions(),
+		plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"), plan.Hash,
+		est.Summary(limits), human.Bytes(est.OutputBytes))
 	return err
 }

@@ -2,11 +2,7 @@ package config
 
 import (
 	"errors"
-	"reflect"
-	"strings"
 	"testing"
-
-	"stormsim/sim"
 )
 
 // A valid scenario in block style, so that every key has its own line:
@@ -108,24 +104,48 @@ func TestBadInput(t *testing.T) {
 		{"zero clients",
 			"clients: 0\n",
 			"bad.yaml:1: clients: must be in [1, 2147483648] (got 0)"},
-		{"empty file",
+		{"empty file says it is empty",
 			"",
-			"bad.yaml:1: clients: must be in [1, 2147483648] (got 0)"},
-		{"tab indentation",
+			"bad.yaml: the config is empty: a scenario needs at least clients:, admission: and policies:"},
+		{"a file of comments is empty",
+			"# nothing yet\n",
+			"bad.yaml: the config is empty: a scenario needs at least clients:, admission: and policies:"},
+		{"a null document is empty",
+			"~\n",
+			"bad.yaml: the config is empty: a scenario needs at least clients:, admission: and policies:"},
+		{"an empty mapping is empty",
+			"{}\n",
+			"bad.yaml: the config is empty: a scenario needs at least clients:, admission: and policies:"},
+		{"tab indentation says tab",
 			"admission:\n\tkind: slots\n",
-			"bad.yaml:2: invalid YAML: found character that cannot start any token"},
+			"bad.yaml:2: invalid YAML: found character that cannot start any token: a tab; YAML indents with spaces only"},
+		{"a number beyond float64 is out of range, not a word",
+			"clients: 10\nadmission: {kind: token_bucket, rate: 1e309, burst: 1}\n",
+			`bad.yaml:2: admission.rate: is out of range: a number must be within ±1.8e+308 (got "1e309")`},
+		{"a count beyond int64 is too large",
+			"clients: 100000000000000000000000\n",
+			"bad.yaml:1: clients: is too large (got 100000000000000000000000)"},
+		{"a count written beyond float64 is too large",
+			"clients: 1e400\n",
+			`bad.yaml:1: clients: is too large (got "1e400")`},
 		{"two documents",
 			"clients: 10\n---\nclients: 20\n",
 			"bad.yaml:2: only one YAML document is allowed (remove the ---)"},
 		{"top level is not a mapping",
 			"- clients: 10\n",
 			"bad.yaml:1: the config must be a mapping of keys (name:, clients:, ...) (got a sequence)"},
+		{"a list of words as the document is not a mapping",
+			"- a\n- b\n",
+			"bad.yaml:1: the config must be a mapping of keys (name:, clients:, ...) (got a sequence)"},
 		{"empirical points out of order",
 			validYAML + "detection:\n  kind: reset\n  delay: {dist: empirical, points: [20ms, 10ms, 30ms]}\n",
 			"bad.yaml:10: detection.delay.points[1]: must be >= 0 and >= the point before it (got 10ms)"},
+		{"a sweep file given as a scenario says so",
+			"name: s\nscenario: {clients: 1}\naxes: {clients: [1, 2]}\n",
+			"bad.yaml:2: scenario: a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"},
 		{"odd key bytes are quoted",
 			"clients: 10\n\"a\\nb\": 1\n",
-			`bad.yaml:2: "a\nb": unknown key; valid keys: ` + strings.Join(scenarioKeys(), ", ")},
+			`bad.yaml:2: "a\nb": unknown key; valid keys: ` + scenarioKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,15 +207,8 @@ func TestSyntaxErrorLines(t *testing.T) {
 	}
 }
 
-// scenarioKeys lists the top-level keys of a scenario in declaration order,
-// as the decoder offers them.
-func scenarioKeys() []string {
-	var keys []string
-	t := reflect.TypeOf(sim.Scenario{})
-	for i := 0; i < t.NumField(); i++ {
-		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
-			keys = append(keys, tag)
-		}
-	}
-	return keys
-}
+// scenarioKeys are the top-level keys of a scenario file in the order the
+// decoder offers them: sim.Scenario's fields, with checks (which the
+// config package keeps beside the scenario) after horizon.
+const scenarioKeys = "name, seed, clients, disconnect, initial_jitter, admission, policies, metrics, replications, horizon, " +
+	"checks, failure, detection, lease, network, capacity, gateways, database, drain_policy, then_drain"

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -78,6 +80,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		tag := n.ShortTag()
+		if n.Kind == yaml.ScalarNode && tag != "!!null" && outOfRange(n.Value) {
+			return d.fail(at, n, path, fmt.Sprintf("is out of range: a number must be within ±%.1e", math.MaxFloat64))
+		}
 		if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") || n.Decode(&f) != nil {
 			return d.fail(at, n, path, "must be a number")
 		}
@@ -88,6 +93,17 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		return nil
 	}
 	return &Error{Where: d.doc.where(at), Path: path, Problem: "cannot be configured (unsupported type " + v.Type().String() + ")"}
+}
+
+// outOfRange reports whether a YAML number is well formed but too large
+// (or too small) for a float64 or an integer: 1e309, 2^64.
+func outOfRange(value string) bool {
+	v := strings.ReplaceAll(value, "_", "")
+	if _, err := strconv.ParseFloat(v, 64); errors.Is(err, strconv.ErrRange) {
+		return true
+	}
+	_, err := strconv.ParseInt(v, 0, 64)
+	return errors.Is(err, strconv.ErrRange)
 }
 
 func isNull(n *yaml.Node) bool {
@@ -132,6 +148,9 @@ func (d *decoder) count(at, n *yaml.Node, v reflect.Value, path string) error {
 			}
 			u = uint64(i)
 		} else if err := n.Decode(&u); err != nil {
+			if outOfRange(n.Value) {
+				return d.fail(at, n, path, "is too large")
+			}
 			return d.fail(at, n, path, "must be an integer")
 		}
 	case "!!float":
@@ -147,6 +166,12 @@ func (d *decoder) count(at, n *yaml.Node, v reflect.Value, path string) error {
 		}
 		u = uint64(f)
 	default:
+		if outOfRange(n.Value) && strings.HasPrefix(n.Value, "-") {
+			return d.fail(at, n, path, "must not be negative")
+		}
+		if outOfRange(n.Value) {
+			return d.fail(at, n, path, "is too large")
+		}
 		return d.fail(at, n, path, "must be an integer")
 	}
 	switch v.Kind() {
@@ -196,12 +221,14 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 		name := deref(k).Value
 		for _, f := range fields {
 			if f.key == name {
-				return d.decode(val, v.Field(f.index), keyPath)
+				return d.decode(val, v.FieldByIndex(f.index), keyPath)
 			}
 		}
 		problem := "unknown key; valid keys: " + keyList(fields)
 		if best, ok := closestKey(name, fields); ok {
 			problem = "unknown key; did you mean " + best + "?"
+		} else if path == "" && (name == "axes" || name == "base" || name == "scenario") {
+			problem = "a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"
 		}
 		return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
 	})

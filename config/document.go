@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"reflect"
 	"strings"
 
@@ -27,15 +25,31 @@ type Document struct {
 // Load reads the config file at path, applies the --set overrides in order
 // and returns the resolved scenario. Every error is a one-line *Error.
 func Load(path string, sets []string) (*sim.Scenario, error) {
-	data, err := os.ReadFile(path)
+	doc, err := LoadDocument(path, sets)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &Error{Where: path, Problem: "cannot read config: " + err.Error()}
+		return nil, err
 	}
-	return Parse(path, data, sets)
+	return doc.Scenario()
+}
+
+// LoadDocument reads the config file at path and applies the --set
+// overrides in order; the document can then locate keys (Where) for
+// errors found after decoding. Every error is a one-line *Error.
+func LoadDocument(path string, sets []string) (*Document, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := ParseDocument(path, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range sets {
+		if err := doc.SetArg(set); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
 }
 
 // Parse is Load for a config already in memory; name is the file name
@@ -61,7 +75,7 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 	// still come out as a one-line config error.
 	defer func() {
 		if r := recover(); r != nil {
-			doc, err = nil, &Error{Where: name, Problem: oneLine(fmt.Sprintf("invalid YAML: %v", r))}
+			doc, err = nil, &Error{Where: name, Problem: fmt.Sprintf("invalid YAML: %v", r)}
 		}
 	}()
 	doc = &Document{file: name, origin: map[*yaml.Node]string{}}
@@ -72,14 +86,14 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 		doc.root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1}
 		return doc, nil
 	case err != nil:
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		return nil, &Error{Where: fmt.Sprintf("%s:%d", name, max(1, extra.Line)), Problem: "only one YAML document is allowed (remove the ---)"}
 	case err != io.EOF:
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	doc.root = &top
 	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
@@ -98,13 +112,28 @@ func ParseDocument(name string, data []byte) (doc *Document, err error) {
 func (d *Document) File() string { return d.file }
 
 // Scenario decodes the document into a scenario and resolves it (defaults
-// and validation). The document is not changed.
+// and validation), leaving out its checks. The document is not changed.
 func (d *Document) Scenario() (*sim.Scenario, error) {
-	var s sim.Scenario
-	dec := decoder{doc: d}
-	if err := dec.decode(d.root, reflect.ValueOf(&s).Elem(), ""); err != nil {
+	f, err := d.ScenarioFile()
+	if err != nil {
 		return nil, err
 	}
+	return f.Scenario, nil
+}
+
+// ScenarioFile decodes the document into a scenario and its checks and
+// resolves the scenario (defaults and validation). The document is not
+// changed.
+func (d *Document) ScenarioFile() (*ScenarioFile, error) {
+	if len(d.root.Content) == 0 {
+		return nil, &Error{Where: d.file, Problem: "the config is empty: a scenario needs at least clients:, admission: and policies:"}
+	}
+	var l fileLayout
+	dec := decoder{doc: d}
+	if err := dec.decode(d.root, reflect.ValueOf(&l).Elem(), ""); err != nil {
+		return nil, err
+	}
+	s := &l.Scenario
 	if err := s.Resolve(); err != nil {
 		var fe *sim.FieldError
 		if errors.As(err, &fe) {
@@ -112,7 +141,11 @@ func (d *Document) Scenario() (*sim.Scenario, error) {
 		}
 		return nil, &Error{Where: d.file, Problem: err.Error()}
 	}
-	return &s, nil
+	f := &ScenarioFile{Scenario: s}
+	if l.Checks != nil {
+		f.Checks = *l.Checks
+	}
+	return f, nil
 }
 
 // Clone returns an independent copy, so that Set on one does not affect

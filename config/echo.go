@@ -2,33 +2,19 @@ package config
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"stormsim/sim"
 )
 
-// Echo renders a resolved scenario as compact JSON: keys in struct order
-// under their YAML names, durations as Go duration strings ("3.2s"), nil
-// optional sections and empty or zero omitempty keys left out. The output is valid YAML too, so
-// Parse(Echo(s)) gives s back, and it is byte-identical for equal scenarios.
-func Echo(s *sim.Scenario) json.RawMessage {
+// echoValue renders v as compact JSON, as ScenarioFile.Echo describes.
+func echoValue(v reflect.Value) json.RawMessage {
 	var b bytes.Buffer
-	echo(&b, reflect.ValueOf(s).Elem())
+	echo(&b, v)
 	return b.Bytes()
-}
-
-// Hash identifies a resolved scenario: "sha256:" and the hex SHA-256 of
-// its Echo.
-func Hash(s *sim.Scenario) string {
-	sum := sha256.Sum256(Echo(s))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func echo(b *bytes.Buffer, v reflect.Value) {
@@ -47,7 +33,7 @@ func echo(b *bytes.Buffer, v reflect.Value) {
 		b.WriteByte('{')
 		first := true
 		for _, f := range fieldsOf(v.Type()) {
-			fv := v.Field(f.index)
+			fv := v.FieldByIndex(f.index)
 			if (fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface) && fv.IsNil() {
 				continue
 			}

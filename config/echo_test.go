@@ -2,7 +2,10 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -122,5 +125,66 @@ func TestEchoSharedEvery(t *testing.T) {
 		if got := strings.Contains(string(Echo(s)), c.want); got != c.echoed {
 			t.Errorf("%s: echo %s, want %q there: %v", c.network, Echo(s), c.want, c.echoed)
 		}
+	}
+}
+
+// TestChecksKeepTheirPlaceInTheEcho pins where checks: sits in the echo,
+// and so in the hash, though they are decoded beside the scenario rather
+// than into it: right after horizon. The expected echo is written by hand
+// from sim.Scenario's field order (encoding/json writes < as \u003c).
+func TestChecksKeepTheirPlaceInTheEcho(t *testing.T) {
+	const base = "seed: 7\nclients: 3\nname: x\nadmission: {per_slot: 2, slot: 10ms, kind: slots}\npolicies: [{name: fixed, base: 1500ms}]\n"
+	const head = `{"name":"x","seed":7,"clients":3,"disconnect":{"at":"0s"},"initial_jitter":"0s",` +
+		`"admission":{"kind":"slots","slot":"10ms","per_slot":2,"rate":0,"burst":0,"retry_after":"0s"},` +
+		`"policies":[{"name":"fixed","label":"fixed","base":"1.5s","cap":"0s","multiplier":0,"jitter":0,"min_gap":"0s",` +
+		`"max_attempts":0,"honor_retry_after":false,"min_delay_after_reject":"0s"}],` +
+		`"metrics":{"window":"10ms"},"replications":1`
+	tests := []struct {
+		name       string
+		yaml       string
+		wantEcho   string
+		wantChecks []string
+	}{
+		{"no checks, no key", base, head + `}`, nil},
+		{"null checks, no key", base + "checks:\n", head + `}`, nil},
+		{"an empty list is kept", base + "checks: []\n", head + `,"checks":[]}`, []string{}},
+		{"after replications when there is no horizon", base + "checks: [attempts < 5]\n",
+			head + `,"checks":["attempts \u003c 5"]}`, []string{"attempts < 5"}},
+		{"after horizon and before the models, wherever the file has it",
+			"checks: [attempts < 5, convergence_ms <= 2s]\n" + base + "failure: {kind: crash}\nhorizon: 1m\n",
+			head + `,"horizon":"1m0s","checks":["attempts \u003c 5","convergence_ms \u003c= 2s"],"failure":{"kind":"crash","grace":"0s","spread":false}}`,
+			[]string{"attempts < 5", "convergence_ms <= 2s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := ParseDocument("c.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := doc.ScenarioFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.Echo()); got != tt.wantEcho {
+				t.Errorf("echo\n got %s\nwant %s", got, tt.wantEcho)
+			}
+			sum := sha256.Sum256([]byte(tt.wantEcho))
+			if got, want := f.Hash(), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("hash %s, want the SHA-256 of the echo, %s", got, want)
+			}
+			if (f.Checks == nil) != (tt.wantChecks == nil) || !slices.Equal(f.Checks, tt.wantChecks) {
+				t.Errorf("checks %#v, want %#v", f.Checks, tt.wantChecks)
+			}
+			if tt.wantChecks == nil && !bytes.Equal(f.Echo(), Echo(f.Scenario)) {
+				t.Error("a file without checks echoes differently from its scenario alone")
+			}
+			again, err := ParseDocument("echo", f.Echo())
+			if err != nil {
+				t.Fatalf("the echo does not parse: %v", err)
+			}
+			if back, err := again.ScenarioFile(); err != nil || string(back.Echo()) != tt.wantEcho {
+				t.Errorf("the echo read back echoes %s, %v", back.Echo(), err)
+			}
+		})
 	}
 }

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"stormsim/internal/safetext"
 )
 
 // Error is a config problem a user can act on. It prints as exactly one
@@ -32,16 +35,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.Got)
 		b.WriteString(")")
 	}
-	return oneLine(b.String())
-}
-
-// oneLine escapes line breaks so an error never spans lines, whatever the
-// file or override contained.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+	return safetext.OneLine(b.String())
 }
 
 // maxGotLen bounds how much of an offending value an error quotes.
@@ -101,8 +95,9 @@ var parserProblems = map[string]bool{
 }
 
 // syntaxError turns a yaml.v3 parse error ("yaml: line 3: ...") into an
-// Error at that line of file.
-func syntaxError(file string, err error) *Error {
+// Error at that line of file. data is the file's text, to tell a tab from
+// other characters the parser cannot start a token with.
+func syntaxError(file string, data []byte, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
@@ -119,5 +114,29 @@ func syntaxError(file string, err error) *Error {
 	if line > 0 {
 		where = fmt.Sprintf("%s:%d", file, line)
 	}
-	return &Error{Where: where, Problem: "invalid YAML: " + msg}
+	problem := "invalid YAML: " + msg
+	if tabProblems[msg] && bytes.Contains(lineText(data, line), []byte("\t")) {
+		problem += ": a tab; YAML indents with spaces only"
+	}
+	return &Error{Where: where, Problem: problem}
+}
+
+// tabProblems are the parser messages a tab in the indentation (or
+// before a value) causes; they do not say so.
+var tabProblems = map[string]bool{
+	"found character that cannot start any token":                  true,
+	"found a tab character that violates indentation":              true,
+	"found a tab character where an indentation space is expected": true,
+}
+
+// lineText is line n (1-based) of data, or nil.
+func lineText(data []byte, n int) []byte {
+	for i := 1; len(data) > 0; i++ {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		if i == n {
+			return line
+		}
+		data = rest
+	}
+	return nil
 }

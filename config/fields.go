@@ -8,11 +8,12 @@ import (
 	"stormsim/internal/suggest"
 )
 
-// field is one YAML-tagged struct field: its key, its index in the struct
-// and whether Echo leaves it out when empty (`yaml:",omitempty"`).
+// field is one YAML-tagged struct field: its key, its index path in the
+// struct (as reflect.Value.FieldByIndex takes it) and whether the echo
+// leaves it out when empty (`yaml:",omitempty"`).
 type field struct {
 	key       string
-	index     int
+	index     []int
 	omitEmpty bool
 }
 
@@ -20,9 +21,15 @@ var fieldCache sync.Map // reflect.Type -> []field
 
 // fieldsOf lists the yaml-tagged exported fields of struct type t in
 // declaration order. Untagged fields and `yaml:"-"` are not config keys.
+// The top level of a scenario file is fileFields.
 func fieldsOf(t reflect.Type) []field {
 	if cached, ok := fieldCache.Load(t); ok {
 		return cached.([]field)
+	}
+	if t == fileLayoutType {
+		fields := fileFields()
+		fieldCache.Store(t, fields)
+		return fields
 	}
 	var fields []field
 	for i := range t.NumField() {
@@ -31,7 +38,7 @@ func fieldsOf(t reflect.Type) []field {
 		if !f.IsExported() || key == "" || key == "-" {
 			continue
 		}
-		fields = append(fields, field{key: key, index: i, omitEmpty: opts == "omitempty"})
+		fields = append(fields, field{key: key, index: []int{i}, omitEmpty: opts == "omitempty"})
 	}
 	fieldCache.Store(t, fields)
 	return fields

@@ -63,15 +63,37 @@ func parsePath(path string) ([]step, error) {
 // the next one, which appends. Errors, and later decode errors in the new
 // value, are located at "--set path=value".
 func (d *Document) Set(path, valueYAML string) error {
-	where := "--set " + path + "=" + valueYAML
+	v, err := ParseValue(valueYAML)
+	if err != nil {
+		return &Error{Where: "--set " + path + "=" + valueYAML, Path: path, Problem: "invalid YAML value: " + err.Error()}
+	}
+	return d.SetValue(path, v)
+}
+
+// Value is a YAML value parsed once, to be set into many documents (a
+// sweep axis's value at every grid point).
+type Value struct {
+	text string
+	node *yaml.Node
+}
+
+// ParseValue parses a value as Set does; an empty one is null.
+func ParseValue(valueYAML string) (*Value, error) {
+	n, err := parseFragment(valueYAML)
+	if err != nil {
+		return nil, err
+	}
+	return &Value{text: valueYAML, node: n}, nil
+}
+
+// SetValue is Set with a value already parsed; each call sets a copy.
+func (d *Document) SetValue(path string, v *Value) error {
+	where := "--set " + path + "=" + v.text
 	steps, err := parsePath(path)
 	if err != nil {
 		return &Error{Where: where, Problem: err.Error()}
 	}
-	value, err := parseFragment(valueYAML)
-	if err != nil {
-		return &Error{Where: where, Path: path, Problem: "invalid YAML value: " + err.Error()}
-	}
+	value := d.copyNode(v.node, map[*yaml.Node]*yaml.Node{}, d.origin)
 	d.markOrigin(value, where)
 
 	cur := d.root

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,8 +31,10 @@ type SweepFile struct {
 	Base         *Document // the scenario every point starts from
 	BaseFile     string    // the base file as opened; "" for an inline scenario
 	Replications int       // 0 means the scenario's own
-	Axes         []SweepAxis
-	Metrics      []Located
+	// ReplicationsWhere is FILE:LINE of replications:, "" without one.
+	ReplicationsWhere string
+	Axes              []SweepAxis
+	Metrics           []Located
 }
 
 // SweepAxis is one axis: a config key path and either a list of values or
@@ -67,14 +71,30 @@ func LoadSweep(path string) (*SweepFile, error) {
 	return ParseSweep(path, data)
 }
 
+// MaxFileBytes bounds a config or sweep file: anything larger is a
+// mistake (a log, a device such as /dev/zero), refused after reading
+// this much rather than read for ever.
+const MaxFileBytes = 16 << 20
+
 func readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	fail := func(err error) ([]byte, error) {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
 		return nil, &Error{Where: path, Problem: "cannot read config: " + err.Error()}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Where: path, Problem: fmt.Sprintf("cannot read config: larger than %d MiB; is it a config?", MaxFileBytes>>20)}
 	}
 	return data, nil
 }
@@ -89,76 +109,107 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 	}
 	f := &SweepFile{File: name, Name: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}
 	d := decoder{doc: doc}
-	var baseNode, scenarioNode, axesNode *yaml.Node
+	var n sweepNodes
 	err = d.entries(doc.root, doc.root, "", func(k, v *yaml.Node, key string) error {
-		switch key {
-		case "name":
-			return d.scalarString(v, key, &f.Name)
-		case "base":
-			baseNode = v
-			return d.scalarString(v, key, &f.BaseFile)
-		case "scenario":
-			scenarioNode = deref(v)
-			if scenarioNode.Kind != yaml.MappingNode {
-				return d.fail(v, scenarioNode, key, "must be a mapping holding a scenario (name:, clients:, ...)")
-			}
-		case "replications":
-			n := 0
-			if err := d.decode(v, reflectValue(&n), key); err != nil {
-				return err
-			}
-			if n < 1 {
-				return d.fail(v, v, key, "must be >= 1")
-			}
-			f.Replications = n
-		case "axes":
-			axesNode = v
-		case "metrics":
-			var names []string
-			if err := d.decode(v, reflectValue(&names), key); err != nil {
-				return err
-			}
-			for i, n := range names {
-				f.Metrics = append(f.Metrics, Located{Value: n, Where: doc.where(deref(v).Content[i])})
-			}
-		default:
-			problem := "unknown key; valid keys: " + keyList(sweepKeys)
-			if best, ok := closestKey(key, sweepKeys); ok {
-				problem = "unknown key; did you mean " + best + "?"
-			}
-			return &Error{Where: doc.where(k), Path: key, Problem: problem}
-		}
-		return nil
+		return d.sweepKey(f, &n, k, v, key)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if f.Base, err = n.base(f, doc); err != nil {
+		return nil, err
+	}
+	if n.axes == nil {
+		return nil, &Error{Where: name, Path: "axes", Problem: "a sweep needs axes: a mapping of config paths to value lists or ranges"}
+	}
+	if f.Axes, err = d.sweepAxes(n.axes); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// sweepNodes are the parts of a sweep file decoded after its keys are
+// read: the base (a file or an inline scenario) and the axes.
+type sweepNodes struct {
+	baseFile, scenario, axes *yaml.Node
+}
+
+// sweepKey decodes one top-level key of a sweep file into f, or keeps its
+// node in n for later.
+func (d *decoder) sweepKey(f *SweepFile, n *sweepNodes, k, v *yaml.Node, key string) error {
+	switch key {
+	case "name":
+		return d.scalarString(v, key, &f.Name)
+	case "base":
+		n.baseFile = v
+		return d.scalarString(v, key, &f.BaseFile)
+	case "scenario":
+		n.scenario = deref(v)
+		if n.scenario.Kind != yaml.MappingNode {
+			return d.fail(v, n.scenario, key, "must be a mapping holding a scenario (name:, clients:, ...)")
+		}
+	case "replications":
+		r := 0
+		if err := d.decode(v, reflectValue(&r), key); err != nil {
+			return err
+		}
+		if r < 1 {
+			return d.fail(v, v, key, "must be >= 1")
+		}
+		f.Replications = r
+		f.ReplicationsWhere = d.doc.where(k)
+	case "axes":
+		n.axes = v
+	case "metrics":
+		var names []string
+		if err := d.decode(v, reflectValue(&names), key); err != nil {
+			return err
+		}
+		for i, name := range names {
+			f.Metrics = append(f.Metrics, Located{Value: name, Where: d.doc.where(deref(v).Content[i])})
+		}
+	default:
+		problem := "unknown key; valid keys: " + keyList(sweepKeys)
+		if best, ok := closestKey(key, sweepKeys); ok {
+			problem = "unknown key; did you mean " + best + "?"
+		} else if isScenarioKey(key) {
+			problem = "a scenario key: this file looks like a scenario, not a sweep file. " +
+				"A sweep file names base: SCENARIO.yaml (or holds scenario: {...}) and axes: (run a scenario with stormsim run -c FILE)"
+		}
+		return &Error{Where: d.doc.where(k), Path: key, Problem: problem}
+	}
+	return nil
+}
+
+// base is the sweep's base scenario, parsed: the inline scenario, or the
+// base file read relative to the sweep file (f.BaseFile is made so).
+func (n *sweepNodes) base(f *SweepFile, doc *Document) (*Document, error) {
 	switch {
-	case baseNode != nil && scenarioNode != nil:
-		return nil, &Error{Where: doc.where(baseNode), Path: "base", Problem: "give either base: FILE or an inline scenario:, not both"}
-	case scenarioNode != nil:
-		f.Base = &Document{file: name, root: scenarioNode, origin: map[*yaml.Node]string{}}
-	case baseNode != nil:
+	case n.baseFile != nil && n.scenario != nil:
+		return nil, &Error{Where: doc.where(n.baseFile), Path: "base", Problem: "give either base: FILE or an inline scenario:, not both"}
+	case n.scenario != nil:
+		return &Document{file: f.File, root: n.scenario, origin: map[*yaml.Node]string{}}, nil
+	case n.baseFile != nil:
 		if !filepath.IsAbs(f.BaseFile) {
-			f.BaseFile = filepath.Join(filepath.Dir(name), f.BaseFile)
+			f.BaseFile = filepath.Join(filepath.Dir(f.File), f.BaseFile)
 		}
 		data, err := readFile(f.BaseFile)
 		if err != nil {
 			return nil, err
 		}
-		if f.Base, err = ParseDocument(f.BaseFile, data); err != nil {
-			return nil, err
+		return ParseDocument(f.BaseFile, data)
+	}
+	return nil, &Error{Where: f.File, Problem: "a sweep needs base: FILE (a scenario config) or an inline scenario: mapping"}
+}
+
+// isScenarioKey reports whether key is a top-level key of a scenario file.
+func isScenarioKey(key string) bool {
+	for _, f := range fieldsOf(fileLayoutType) {
+		if f.key == key {
+			return true
 		}
-	default:
-		return nil, &Error{Where: name, Problem: "a sweep needs base: FILE (a scenario config) or an inline scenario: mapping"}
 	}
-	if axesNode == nil {
-		return nil, &Error{Where: name, Path: "axes", Problem: "a sweep needs axes: a mapping of config paths to value lists or ranges"}
-	}
-	if f.Axes, err = d.sweepAxes(axesNode); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return false
 }
 
 func (d *decoder) scalarString(v *yaml.Node, path string, out *string) error {

@@ -97,6 +97,8 @@ func TestParseSweepErrors(t *testing.T) {
 		{"misspelt range key", sc + "axes:\n  clients: {from: 1, to: 2, step: 2}\n", "s.yaml:3: axes.clients.step: unknown key; did you mean steps?"},
 		{"zero replications", sc + "replications: 0\naxes: {clients: [1]}\n", "s.yaml:2: replications: must be >= 1 (got 0)"},
 		{"metrics not a list", sc + "metrics: attempts\naxes: {clients: [1]}\n", `s.yaml:2: metrics: must be a sequence (got "attempts")`},
+		{"a scenario given as a sweep says so", "name: lab\nseed: 1\nclients: 60\n",
+			"s.yaml:2: seed: a scenario key: this file looks like a scenario, not a sweep file. A sweep file names base: SCENARIO.yaml (or holds scenario: {...}) and axes: (run a scenario with stormsim run -c FILE)"},
 		{"alias in a value", sc + "x: &a 1\n", "s.yaml:2: x: unknown key; valid keys: name, base, scenario, replications, axes, metrics"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,8 +21,8 @@ import (
 // admissions, at most burst + rate*(t_j - t_i) were admitted (the token
 // times come from the "admitted" log lines); every 429 carried Retry-After;
 // the client-side 429 count equals the gateway's counter; and 429s cost no
-// query: the store saw exactly one authentication and one claim per
-// admitted handshake.
+// query: the store saw exactly one authentication-and-claim per admitted
+// handshake.
 func TestAdmissionBound(t *testing.T) {
 	const devices, rate, burst = 60, 40.0, 10
 	s, _ := setup(t, devices)
@@ -89,13 +90,45 @@ func TestAdmissionBound(t *testing.T) {
 	if got := m.Rejected("429"); got != rejected.Load() || got == 0 {
 		t.Errorf("gateway counted %d 429s, clients saw %d (want equal, > 0)", got, rejected.Load())
 	}
-	if calls := counting.calls.Load(); calls != 2*devices {
-		t.Errorf("%d store queries on the handshake path, want %d (auth + claim per admission only)", calls, 2*devices)
+	if calls := counting.calls.Load(); calls != devices {
+		t.Errorf("%d store queries on the handshake path, want %d (one auth-and-claim per admission only)", calls, devices)
 	}
 	if n, _ := s.RouteCount(context.Background(), "gw-admit"); n != devices {
 		t.Errorf("%d routes, want %d", n, devices)
 	}
 	for _, c := range clients {
 		c.ws.CloseNow()
+	}
+}
+
+// TestSourcePreLimit: admission comes before authentication, so a flood of
+// bad credentials takes admission tokens; the per-source pre-limit caps what
+// one source can take. A source flooding unknown devices gets its burst,
+// then 429 (reason source), and the admission tokens it could not take are
+// left for another source's real devices.
+func TestSourcePreLimit(t *testing.T) {
+	const flood, legit = 30, 5
+	s, _ := setup(t, legit)
+	cfg := scarceTokens("gw-source", 20)
+	cfg.SourceRate, cfg.SourceBurst = 0.001, 5
+	p := startInproc(t, cfg, depsOf(t, s))
+	statuses := map[int]int{}
+	for i := range flood {
+		h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer flood-"+strconv.Itoa(i)+":x")
+		resp, _ := rawRequestFrom(t, "127.0.0.2", p.addr, "GET", protocol.Path+"?attempt=1", h)
+		statuses[resp.StatusCode]++
+	}
+	if statuses[401] != cfg.SourceBurst || statuses[429] != flood-cfg.SourceBurst {
+		t.Errorf("flood statuses %v, want %d x 401 then 429", statuses, cfg.SourceBurst)
+	}
+	for i := range legit {
+		dev := store.DeviceID(i)
+		h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer "+dev+":"+store.DeviceToken(dev))
+		if resp, _ := rawRequestFrom(t, "127.0.0.1", p.addr, "GET", protocol.Path+"?attempt=1", h); resp.StatusCode != 101 {
+			t.Errorf("legitimate device %d after the flood: %d, want 101", i, resp.StatusCode)
+		}
+	}
+	if got := p.g.Metrics().Rejected("source"); got != flood-int64(cfg.SourceBurst) {
+		t.Errorf("rejected{reason=source} = %d, want %d", got, flood-cfg.SourceBurst)
 	}
 }

@@ -23,16 +23,21 @@ const forcedCloseWait = time.Second
 //  5. delete whatever routes are left: leftover_routes counts only routes
 //     that no session released (0 when every client left in time).
 //
-// stopLease must stop the lease loop and return once it has stopped.
-func (g *Gateway) drain(stopLease func()) error {
+// stopLease must stop the lease loop and return once it has stopped. When
+// another process has taken this gateway id over (taken), steps 2 and 5
+// are skipped: the lease and whatever routes remain under the id are the
+// other process's; every session still releases its own route.
+func (g *Gateway) drain(stopLease func(), taken bool) error {
 	began := time.Now()
 	conns := g.reg.beginDrain()
 	g.log.Info(logline.DrainStart, "connections", len(conns))
 	stopLease()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := g.deps.Leases.ExpireLease(ctx, g.cfg.ID); err != nil {
-		g.log.Warn(logline.LeaseExpireFailed, "err", err.Error())
+	if !taken {
+		if err := g.deps.Leases.ExpireLease(ctx, g.cfg.ID, g.incarnation); err != nil {
+			g.log.Warn(logline.LeaseExpireFailed, "err", err.Error())
+		}
 	}
 	for _, c := range conns {
 		c.terminate(protocol.CloseGoingAway, "drain")
@@ -43,7 +48,11 @@ func (g *Gateway) drain(stopLease func()) error {
 		c.forceClose()
 	}
 	g.waitEmpty(time.Now().Add(forcedCloseWait))
-	released, err := g.deps.Leases.ReleaseGateway(ctx, g.cfg.ID)
+	var released int64
+	var err error
+	if !taken {
+		released, err = g.deps.Leases.ReleaseGateway(ctx, g.cfg.ID)
+	}
 	args := []any{logline.KeyGoaway, g.goawaySent.Load(), "forced", len(forced), logline.KeyLeftoverRoutes, released,
 		"duration_ms", time.Since(began).Milliseconds()}
 	if err != nil {

@@ -108,3 +108,30 @@ func TestDrainLeftoverCountsOnlyRoutesNobodyReleased(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedReleaseIsRetried: a session whose route release fails (the
+// database dropped the backend) leaves a route with no connection; the
+// lease loop finds it at its next tick and deletes it, while the gateway
+// keeps running.
+func TestFailedReleaseIsRetried(t *testing.T) {
+	const clients, failing = 16, 6
+	s, _ := setup(t, clients)
+	fail := map[string]bool{}
+	for i := range failing {
+		fail[store.DeviceID(i)] = true
+	}
+	cfg := testConfig("gw-orphans")
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: slowRelease{PG: s, fail: fail}, Leases: leasePool(t, s), Kicks: s})
+	for _, c := range connectAll(t, p.addr, 0, clients, 1) {
+		c.ws.CloseNow()
+	}
+	waitFor(t, 3*time.Second, "sessions closed", func() bool { return len(p.logs.events("closed")) == clients })
+	within := 2*cfg.Period() + time.Second
+	waitFor(t, within, "orphan routes released", func() bool {
+		n, err := s.RouteCount(context.Background(), cfg.ID)
+		return err == nil && n == 0
+	})
+	if got := p.g.Metrics().OrphansReleased.Load(); got != failing {
+		t.Errorf("orphan routes released %d, want %d", got, failing)
+	}
+}

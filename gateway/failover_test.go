@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -150,4 +151,32 @@ func TestReplacedAcrossGateways(t *testing.T) {
 		t.Errorf("gw-b kicks sent %v, want 3", got)
 	}
 	waitFor(t, 2*time.Second, "gw-a counts 3 kicks", func() bool { return a.metric(t, "gateway_kicks_received_total") == 3 })
+}
+
+// TestSecondGatewayWithTheSameIDIsRefused: a second process started with a
+// live gateway's id exits 1 with a clear error once the first has kept
+// renewing for a whole lease, and the first keeps its routes and clients.
+func TestSecondGatewayWithTheSameIDIsRefused(t *testing.T) {
+	const n = 5
+	s, schema := setup(t, n)
+	pc := shortLease
+	first := startProc(t, schema, "gw-dup", pc)
+	clients := connectAll(t, first.addr, 0, n, 1)
+	second := launchProc(t, schema, "gw-dup", pc)
+	period := models.LeasePeriod(pc.lease, pc.ping)
+	code := second.wait(t, pc.lease+3*period+5*time.Second)
+	second.logs.mu.Lock()
+	out := second.logs.buf.String()
+	second.logs.mu.Unlock()
+	if code != 1 || !strings.Contains(out, "in use by a live gateway") {
+		t.Errorf("second gateway exited %d, want 1 naming the id in use; its log:\n%s", code, out)
+	}
+	if n2, _ := s.RouteCount(context.Background(), "gw-dup"); n2 != n {
+		t.Errorf("first gateway holds %d routes after the second's attempt, want %d", n2, n)
+	}
+	for i, c := range clients {
+		if !c.isOpen() {
+			t.Errorf("client %d closed: %v", i, c.closeErr)
+		}
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
@@ -119,12 +121,15 @@ func TestPausedGatewayReregisters(t *testing.T) {
 // while gw-a is not listening are lost, yet every replaced connection is
 // closed with 4001 within one lease period (plus slack) of its replacement:
 // gw-a reconciles after each re-LISTEN, and its lease loop reconciles while
-// the LISTEN connection is down.
+// the LISTEN connection is down. Only this test's gw-a is touched: a decoy
+// gateway with the same id in another schema (as another test or lab on
+// the same server would run) keeps its LISTEN connection.
 func TestListenConnectionKilledMidStorm(t *testing.T) {
 	const moved, storm = 20, 150
 	s, schema := setup(t, moved+storm)
 	pc := shortLease
 	period := models.LeasePeriod(pc.lease, pc.ping)
+	decoy := startProc(t, pgtest.Schema(t), "gw-a", pc)
 	a := startProc(t, schema, "gw-a", pc)
 	b := startProc(t, schema, "gw-b", pc)
 	olds := connectAll(t, a.addr, 0, moved, 1)
@@ -138,14 +143,14 @@ func TestListenConnectionKilledMidStorm(t *testing.T) {
 			}
 		})
 	}
-	const listenApp = "gateway-gw-a-listen"
 	killUntil := time.Now().Add(2 * period)
 	killed := make(chan int)
 	go func() {
 		n := 0
 		for time.Now().Before(killUntil) {
 			var k int
-			s.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, listenApp).Scan(&k)
+			s.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE `+ownListen,
+				"gateway-gw-a-listen", listenQuery(schema)).Scan(&k)
 			n += k
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -192,10 +197,25 @@ func TestListenConnectionKilledMidStorm(t *testing.T) {
 	}
 	waitFor(t, 3*time.Second, "LISTEN back", func() bool {
 		var n int
-		s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, listenApp).Scan(&n)
+		s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE `+ownListen,
+			"gateway-gw-a-listen", listenQuery(schema)).Scan(&n)
 		return n == 1
 	})
 	if len(a.logs.events("listen_reconnected")) == 0 {
 		t.Errorf("no listen_reconnected line")
 	}
+	if lost := decoy.logs.events("listen_lost"); len(lost) != 0 {
+		t.Errorf("the decoy gw-a in another schema lost its LISTEN connection: %v", lost)
+	}
+}
+
+// ownListen selects, in pg_stat_activity, the LISTEN backend of one gateway
+// in one schema: application names repeat across schemas (every test has its
+// gw-a), but the last statement of a LISTEN connection names its schema's
+// channel.
+const ownListen = `application_name = $1 AND query = $2`
+
+// listenQuery is the statement a gateway's LISTEN connection ran in schema.
+func listenQuery(schema string) string {
+	return "LISTEN " + pgx.Identifier{store.KickChannel + "_" + schema}.Sanitize()
 }

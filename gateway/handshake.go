@@ -2,13 +2,18 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
+	"stormsim/models"
 )
 
 // handshake is a syntactically valid handshake request.
@@ -27,6 +32,7 @@ type rejection struct {
 	message string
 	detail  string // logged, not sent (database errors)
 	device  string // when the request named one
+	upgrade bool   // a 426: the answer says which upgrade is required
 }
 
 func reject(status int, reason, message string) *rejection {
@@ -39,35 +45,113 @@ func storeUnavailable(err error) *rejection {
 		message: "store unavailable", detail: err.Error()}
 }
 
-// parseHandshake checks the request's shape without touching the database
-// or the token bucket: a malformed request is cheap to refuse and must not
-// spend a token that a well-formed handshake could have used.
+// checkUpgrade refuses, with the status websocket.Accept would answer, every
+// request that websocket.Accept would refuse, so that nothing is claimed for
+// a handshake that cannot be upgraded. It mirrors coder/websocket's
+// verifyClientRequest and its same-host Origin rule
+// (TestCheckUpgradeAgreesWithTheLibrary holds them together).
+func checkUpgrade(r *http.Request) *rejection {
+	if !r.ProtoAtLeast(1, 1) {
+		return &rejection{status: protocol.StatusUpgradeRequired, reason: reason426, message: "WebSocket needs HTTP/1.1", upgrade: true}
+	}
+	if !headerHasToken(r.Header, "Connection", "upgrade") {
+		return &rejection{status: protocol.StatusUpgradeRequired, reason: reason426, message: `Connection header must contain "Upgrade"`, upgrade: true}
+	}
+	if !headerHasToken(r.Header, "Upgrade", "websocket") {
+		return &rejection{status: protocol.StatusUpgradeRequired, reason: reason426, message: `Upgrade header must contain "websocket"`, upgrade: true}
+	}
+	if r.Method != http.MethodGet {
+		return reject(protocol.StatusMethodNotAllowed, reason405, "a WebSocket handshake is a GET")
+	}
+	if r.Header.Get("Sec-WebSocket-Version") != "13" {
+		return reject(protocol.StatusBadRequest, reason400, "Sec-WebSocket-Version must be 13")
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return reject(protocol.StatusBadRequest, reason400, "one Sec-WebSocket-Key header is required")
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return reject(protocol.StatusBadRequest, reason400, "Sec-WebSocket-Key must be 16 bytes in base64")
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return reject(protocol.StatusForbidden, reason403, "cross-origin WebSocket handshakes are not allowed")
+		}
+	}
+	return nil
+}
+
+// headerHasToken reports whether a comma-separated header contains token,
+// case-insensitively.
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parseHandshake checks the claim and the credentials' shape without
+// touching the database or the token bucket: a malformed request is cheap to
+// refuse and must not spend a token that a well-formed handshake could have
+// used.
 func parseHandshake(r *http.Request) (handshake, *rejection) {
 	var hs handshake
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return hs, reject(protocol.StatusBadRequest, reason400, "not a WebSocket upgrade")
-	}
 	q := r.URL.Query()
 	var err error
-	if hs.attempt, err = nonNegative(q, protocol.QueryAttempt, -1); err != nil {
+	if hs.attempt, err = claimValue(q, protocol.QueryAttempt, -1, protocol.MaxAttempt); err != nil {
 		return hs, reject(protocol.StatusBadRequest, reason400, err.Error())
 	}
-	if hs.epoch, err = nonNegative(q, protocol.QueryInstallEpoch, 0); err != nil {
+	if hs.epoch, err = claimValue(q, protocol.QueryInstallEpoch, 0, protocol.MaxInstallEpoch); err != nil {
 		return hs, reject(protocol.StatusBadRequest, reason400, err.Error())
 	}
-	auth := r.Header.Get(protocol.HeaderAuthorization)
-	cred, ok := strings.CutPrefix(auth, "Bearer ")
-	device, token, ok2 := strings.Cut(cred, ":")
-	if !ok || !ok2 || device == "" || token == "" || len(device) > 128 || len(token) > 256 {
-		return hs, reject(protocol.StatusUnauthorized, reason401, "Authorization must be \"Bearer DEVICE:TOKEN\"")
+	device, token, ok := parseBearer(r.Header.Values(protocol.HeaderAuthorization))
+	if !ok {
+		return hs, reject(protocol.StatusUnauthorized, reason401, `Authorization must be "Bearer DEVICE:TOKEN"`)
 	}
 	hs.device, hs.token = device, token
 	return hs, nil
 }
 
-// nonNegative parses query parameter key as an int64 >= 0; def (if >= 0) is
-// used when the parameter is absent, otherwise it is required.
-func nonNegative(q map[string][]string, key string, def int64) (int64, error) {
+// parseBearer reads the single Authorization header "Bearer DEVICE:TOKEN":
+// the scheme is case-insensitive and followed by one or more spaces (RFC
+// 9110 11.4); DEVICE and TOKEN follow protocol's credential syntax.
+func parseBearer(values []string) (device, token string, ok bool) {
+	if len(values) != 1 {
+		return "", "", false
+	}
+	scheme, rest, found := strings.Cut(values[0], " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", "", false
+	}
+	device, token, found = strings.Cut(strings.TrimLeft(rest, " "), ":")
+	if !found || !visibleASCII(device, protocol.MaxDeviceIDBytes, false) || !visibleASCII(token, protocol.MaxTokenBytes, true) {
+		return "", "", false
+	}
+	return device, token, true
+}
+
+// visibleASCII reports whether s is 1 to max bytes of 0x21-0x7e, with ':'
+// only if colon.
+func visibleASCII(s string, max int, colon bool) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || (c == ':' && !colon) {
+			return false
+		}
+	}
+	return true
+}
+
+// claimValue parses query parameter key as an integer in [0, max]; def (if
+// >= 0) is used when the parameter is absent, otherwise it is required.
+func claimValue(q map[string][]string, key string, def, max int64) (int64, error) {
 	vs, ok := q[key]
 	if !ok {
 		if def >= 0 {
@@ -79,78 +163,105 @@ func nonNegative(q map[string][]string, key string, def int64) (int64, error) {
 		return 0, &paramError{key, "must be given once", strings.Join(vs, ",")}
 	}
 	v, err := strconv.ParseInt(vs[0], 10, 64)
-	if err != nil || v < 0 {
-		return 0, &paramError{key, "must be an integer >= 0", vs[0]}
+	if err != nil || v < 0 || v > max {
+		return 0, &paramError{key, fmt.Sprintf("must be an integer in [0, %d]", max), vs[0]}
 	}
 	return v, nil
 }
 
 type paramError struct{ key, problem, got string }
 
-func (e *paramError) Error() string { return e.key + " " + e.problem + " (got \"" + e.got + "\")" }
+func (e *paramError) Error() string {
+	return e.key + " " + e.problem + " (got \"" + truncate(e.got) + "\")"
+}
 
-// admitHandshake applies the seed's handshake rules in order and returns the
-// registered connection with its claimed route, or the rejection:
+// admitHandshake applies the handshake rules in order and returns the
+// registered connection with its claimed route, or the rejection, or
+// neither when the client left (counted as abandoned or wasted):
 //
 //  1. draining, or own lease lapsed: 503 + Retry-After (no query);
-//  2. malformed attempt/install_epoch: 400; malformed Authorization: 401 (no query, no token spent);
-//  3. no admission token: 429 + Retry-After (no query);
-//  4. unknown device or wrong token: 401;
-//  5. claim not newer than the floor: 409.
+//  2. not an upgradable WebSocket request: 400, 403, 405 or 426 (no query, no token spent);
+//  3. malformed attempt/install_epoch: 400; malformed Authorization: 401 (no query, no token spent);
+//  4. the source's pre-limit (Config.SourceRate), then the admission bucket: 429 + Retry-After (no query);
+//  5. MaxClaimsInflight others waiting for their claim: 503 + Retry-After (no query);
+//  6. unknown device or wrong token: 401; claim not newer than the floor: 409 (one query for both).
 //
 // A database error answers 503 + Retry-After.
-func (g *Gateway) admitHandshake(ctx context.Context, r *http.Request) (*conn, *rejection) {
+func (g *Gateway) admitHandshake(r *http.Request) (*conn, *rejection) {
 	if g.reg.isDraining() {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
 	if g.leaseExpired() {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "lease lost")
 	}
+	if rej := checkUpgrade(r); rej != nil {
+		return nil, rej
+	}
 	hs, rej := parseHandshake(r)
 	if rej != nil {
 		return nil, rej
 	}
-	c, rej := g.claimHandshake(ctx, hs)
+	c, rej := g.claimHandshake(r.Context(), r.RemoteAddr, hs)
 	if rej != nil {
 		rej.device = hs.device
 	}
 	return c, rej
 }
 
-// claimHandshake is admitHandshake from the token bucket on.
-func (g *Gateway) claimHandshake(ctx context.Context, hs handshake) (*conn, *rejection) {
+// claimHandshake is admitHandshake from the pre-limit on. ctx is the
+// request's: done once the client has gone.
+func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshake) (*conn, *rejection) {
+	if g.sources != nil && !g.sources.admit(remote) {
+		return nil, reject(protocol.StatusTooManyRequests, reasonSource, "too many handshakes from this address")
+	}
 	admitted, at := g.admit.admit()
 	if !admitted {
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")
 	}
-	ok, err := g.deps.Handshakes.Authenticate(ctx, hs.device, hs.token)
-	if err != nil {
-		return nil, storeUnavailable(err)
+	wait := g.claimWaitContext(ctx)
+	if err := g.claims.enter(wait); err != nil {
+		switch {
+		case errors.Is(err, errClaimsQueueFull):
+			return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
+		case g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil:
+			g.abandoned(hs, at)
+			return nil, nil
+		}
+		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
-	if !ok {
-		return nil, reject(protocol.StatusUnauthorized, reason401, "unknown device or wrong token")
-	}
+	defer g.claims.leave()
+	cctx, cancel := context.WithTimeout(wait, storeTimeout)
+	defer cancel()
 	c := newConn(g.newConnID(), hs.device, hs.epoch, hs.attempt)
 	c.admittedAt = at
-	c.lastSeen.Store(int64(g.mono()))
 	if !g.reg.add(c) {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
-	res, err := g.deps.Handshakes.ClaimRoute(ctx, store.Claim{
-		Device: hs.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: hs.epoch, Attempt: hs.attempt})
-	if err != nil {
+	lost := g.leaseLosses.Load()
+	res, err := g.deps.Handshakes.AuthenticateAndClaim(cctx, store.Claim{
+		Device: hs.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: hs.epoch, Attempt: hs.attempt}, hs.token)
+	switch {
+	case err != nil && g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Cancelled while waiting for a database connection: nothing was sent.
+		g.reg.remove(c)
+		g.abandoned(hs, at)
+		return nil, nil
+	case err != nil:
 		// The commit may have happened with only its answer lost: release
 		// whatever this conn id might hold, or it would outlive the conn.
 		go g.endSession(c, -1, "claim failed")
 		return nil, storeUnavailable(err)
-	}
-	if !res.Accepted {
+	case res.Unauthorized:
 		g.reg.remove(c)
-		return nil, reject(protocol.StatusConflict, reason409, fmt.Sprintf(
+		return nil, reject(protocol.StatusUnauthorized, reason401, "unknown device or wrong token")
+	case !res.Accepted:
+		g.reg.remove(c)
+		return nil, &rejection{status: protocol.StatusConflict, reason: reason409, message: fmt.Sprintf(
 			"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)",
-			hs.epoch, hs.attempt, res.Floor.Epoch, res.Floor.Attempt))
+			hs.epoch, hs.attempt, res.Floor.Epoch, res.Floor.Attempt)}
 	}
 	c.version.Store(res.Version)
+	c.claimed.Store(true)
 	g.metrics.Claims.Add(1)
 	if prev := res.Previous; prev.Conn != "" {
 		g.metrics.KicksSent.Add(1)
@@ -160,5 +271,39 @@ func (g *Gateway) claimHandshake(ctx context.Context, hs handshake) (*conn, *rej
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		g.metrics.ClaimsWasted.Add(1)
+		g.log.Info("claim_wasted", "device", c.device, "conn", c.id, "attempt", c.attempt,
+			"version", res.Version, "token_ms", float64(at)/1e6)
+		go g.endSession(c, -1, "client left before its claim completed")
+		return nil, nil
+	}
+	if g.leaseLosses.Load() != lost {
+		// The lease lapsed while this claim ran: a sweep may have taken the
+		// route, and the re-registration may have run before the claim
+		// was marked, so restore it here.
+		if rej := g.reregisterOne(c); rej != nil {
+			return nil, rej
+		}
+	}
 	return c, nil
+}
+
+// claimWaitContext is the context a handshake waits on for its claim slot
+// and its database connection: the request's with skip (the wait ends when
+// the client leaves), the gateway's with serve. The wait has no time limit
+// of its own, as the model's queue has none (--max-claims-inflight bounds
+// its length); the claim, once it has a slot, has storeTimeout.
+func (g *Gateway) claimWaitContext(req context.Context) context.Context {
+	if g.cfg.Abandoned == models.AbandonedSkip {
+		return req
+	}
+	return g.ctx
+}
+
+// abandoned counts and logs a handshake dropped unclaimed because its
+// client left.
+func (g *Gateway) abandoned(hs handshake, at time.Duration) {
+	g.metrics.Abandoned.Add(1)
+	g.log.Info("abandoned", "device", hs.device, "attempt", hs.attempt, "install_epoch", hs.epoch, "token_ms", float64(at)/1e6)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,23 +22,28 @@ type countingStore struct {
 	calls atomic.Int64
 }
 
-func (c *countingStore) Authenticate(ctx context.Context, d, tok string) (bool, error) {
+func (c *countingStore) AuthenticateAndClaim(ctx context.Context, cl store.Claim, token string) (store.ClaimResult, error) {
 	c.calls.Add(1)
-	return c.Handshakes.Authenticate(ctx, d, tok)
+	return c.Handshakes.AuthenticateAndClaim(ctx, cl, token)
 }
 
-func (c *countingStore) ClaimRoute(ctx context.Context, cl store.Claim) (store.ClaimResult, error) {
-	c.calls.Add(1)
-	return c.Handshakes.ClaimRoute(ctx, cl)
+// scarceTokens is a configuration whose admission bucket never refills in a
+// test's time (0.001/s) and holds burst tokens: a test that spends a known
+// number can tell whether anything else took one.
+func scarceTokens(id string, burst int) gateway.Config {
+	cfg := testConfig(id)
+	cfg.AdmitRate, cfg.AdmitBurst = 0.001, burst
+	return cfg
 }
 
 // TestHandshakeRejections: every malformed or refused handshake gets its
-// status, costs the documented number of queries (none before the token
-// bucket), and writes no route.
+// status and reason, costs the documented number of queries and admission
+// tokens (none before the token bucket), and writes no route.
 func TestHandshakeRejections(t *testing.T) {
 	s, _ := setup(t, 3)
 	counting := &countingStore{Handshakes: s}
-	p := startInproc(t, testConfig("gw-hs"), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
+	const burst = 100
+	p := startInproc(t, scarceTokens("gw-hs", burst), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
 	ctx := context.Background()
 
 	// u-000-d1 holds a route at attempt 5, so attempt 4 is stale.
@@ -44,40 +51,46 @@ func TestHandshakeRejections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := "ws://" + p.addr + protocol.Path
-	auth := func(v string) http.Header { return http.Header{protocol.HeaderAuthorization: {v}} }
-	fresh := bearer("u-001-d1")
+	ws := protocol.Path
+	auth := func(v string) http.Header { return withHeader(wsHeaders(), protocol.HeaderAuthorization, v) }
+	fresh := auth("Bearer u-001-d1:" + store.DeviceToken("u-001-d1"))
 	cases := []struct {
 		name    string
-		url     string
+		method  string
+		target  string
 		header  http.Header
 		status  int
+		reason  string
 		queries int64
+		tokens  int
 		device  string // must hold no route afterwards
 	}{
-		{"attempt missing", ws, fresh, 400, 0, "u-001-d1"},
-		{"attempt not a number", ws + "?attempt=x", fresh, 400, 0, "u-001-d1"},
-		{"attempt negative", ws + "?attempt=-1", fresh, 400, 0, "u-001-d1"},
-		{"attempt beyond int64", ws + "?attempt=9223372036854775808", fresh, 400, 0, "u-001-d1"},
-		{"attempt given twice", ws + "?attempt=1&attempt=2", fresh, 400, 0, "u-001-d1"},
-		{"install_epoch malformed", ws + "?attempt=1&install_epoch=1.5", fresh, 400, 0, "u-001-d1"},
-		{"no Authorization", ws + "?attempt=1", nil, 401, 0, "u-001-d1"},
-		{"Authorization not Bearer", ws + "?attempt=1", auth("Basic dTp0"), 401, 0, "u-001-d1"},
-		{"Bearer without token", ws + "?attempt=1", auth("Bearer u-001-d1"), 401, 0, "u-001-d1"},
-		{"wrong token", ws + "?attempt=1", auth("Bearer u-001-d1:tok-u-000-d1"), 401, 1, "u-001-d1"},
-		{"unknown device", ws + "?attempt=1", auth("Bearer u-999-d1:tok-u-999-d1"), 401, 1, "u-999-d1"},
-		{"stale attempt", ws + "?attempt=4", bearer("u-000-d1"), 409, 2, ""},
-		{"equal attempt", ws + "?attempt=5", bearer("u-000-d1"), 409, 2, ""},
+		{"plain GET", "GET", ws + "?attempt=1", http.Header{}, 426, "426", 0, 0, "u-001-d1"},
+		{"attempt missing", "GET", ws, fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt not a number", "GET", ws + "?attempt=x", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt negative", "GET", ws + "?attempt=-1", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt beyond int64", "GET", ws + "?attempt=9223372036854775808", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt given twice", "GET", ws + "?attempt=1&attempt=2", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"install_epoch malformed", "GET", ws + "?attempt=1&install_epoch=1.5", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"no Authorization", "GET", ws + "?attempt=1", wsHeaders(), 401, "401", 0, 0, "u-001-d1"},
+		{"Authorization not Bearer", "GET", ws + "?attempt=1", auth("Basic dTp0"), 401, "401", 0, 0, "u-001-d1"},
+		{"Bearer without token", "GET", ws + "?attempt=1", auth("Bearer u-001-d1"), 401, "401", 0, 0, "u-001-d1"},
+		{"wrong token", "GET", ws + "?attempt=1", auth("Bearer u-001-d1:tok-u-000-d1"), 401, "401", 1, 1, "u-001-d1"},
+		{"unknown device", "GET", ws + "?attempt=1", auth("Bearer u-999-d1:tok-u-999-d1"), 401, "401", 1, 1, "u-999-d1"},
+		{"stale attempt", "GET", ws + "?attempt=4", auth("Bearer u-000-d1:tok-u-000-d1"), 409, "409", 1, 1, ""},
+		{"equal attempt", "GET", ws + "?attempt=5", auth("Bearer u-000-d1:tok-u-000-d1"), 409, "409", 1, 1, ""},
 	}
+	spent := 1 // the owner's
 	for _, c := range cases {
-		before := counting.calls.Load()
-		_, resp, err := dialRaw(ctx, c.url, c.header, true)
-		if err == nil || status(resp) != c.status {
-			t.Errorf("%s: status %d err %v, want %d", c.name, status(resp), err, c.status)
+		before, rejected := counting.calls.Load(), p.g.Metrics().Rejected(c.reason)
+		resp, _ := rawRequest(t, p.addr, c.method, c.target, c.header)
+		spent += c.tokens
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
 			continue
 		}
-		if resp.Header.Get(protocol.HeaderGateway) != "gw-hs" {
-			t.Errorf("%s: %s header %q", c.name, protocol.HeaderGateway, resp.Header.Get(protocol.HeaderGateway))
+		if got := p.g.Metrics().Rejected(c.reason) - rejected; got != 1 {
+			t.Errorf("%s: rejected{reason=%q} rose by %d, want 1", c.name, c.reason, got)
 		}
 		if got := counting.calls.Load() - before; got != c.queries {
 			t.Errorf("%s: %d store queries, want %d", c.name, got, c.queries)
@@ -91,17 +104,274 @@ func TestHandshakeRejections(t *testing.T) {
 			}
 		}
 	}
-	if o := routeOf(t, s, "u-000-d1"); o.Conn != owner.hello.Conn || o.Version != 1 {
-		t.Errorf("owner changed by refused claims: %+v", o)
+	if o := routeOf(t, s, "u-000-d1"); o.Conn != owner.hello.Conn || o.Version != 1 || !owner.isOpen() {
+		t.Errorf("owner changed by refused claims: %+v open=%v", o, owner.isOpen())
 	}
-	resp, err := http.Get("http://" + p.addr + protocol.Path + "?attempt=1")
-	if err != nil || resp.StatusCode != 400 {
-		t.Errorf("plain GET: %v %v, want 400", status(resp), err)
+	assertTokensLeft(t, p, burst-spent)
+}
+
+// assertTokensLeft checks that exactly n admission tokens are left: n
+// handshakes of fresh devices are admitted... as far as 401s go (the
+// devices are unknown, so nothing else changes), then the next gets 429.
+func assertTokensLeft(t *testing.T, p *inproc, n int) {
+	t.Helper()
+	for i := range n + 1 {
+		h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer probe-"+strconv.Itoa(i)+":t")
+		resp, _ := rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=1", h)
+		want := protocol.StatusUnauthorized
+		if i == n {
+			want = protocol.StatusTooManyRequests
+		}
+		if resp.StatusCode != want {
+			t.Fatalf("token probe %d of %d: status %d, want %d (tokens were spent by refused requests)", i+1, n+1, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestRefusedUpgradeChangesNothing: a handshake with valid credentials and a
+// newer attempt that cannot be upgraded is refused with the status the
+// WebSocket library would answer, before any claim: the device's live
+// session is not kicked, its route, floor and version stay, no admission
+// token is spent, and the refusal is counted.
+func TestRefusedUpgradeChangesNothing(t *testing.T) {
+	s, _ := setup(t, 1)
+	counting := &countingStore{Handshakes: s}
+	const burst = 2
+	p := startInproc(t, scarceTokens("gw-upgrade", burst), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
+	ctx := context.Background()
+	live, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-000-d1:"+store.DeviceToken("u-000-d1"))
+	cases := []struct {
+		name   string
+		method string
+		header http.Header
+		status int
+	}{
+		{"no Sec-WebSocket-Key", "GET", withHeader(valid, "Sec-WebSocket-Key"), 400},
+		{"Sec-WebSocket-Key not 16 bytes", "GET", withHeader(valid, "Sec-WebSocket-Key", "c2hvcnQ="), 400},
+		{"foreign Origin", "GET", withHeader(valid, "Origin", "http://evil.example"), 403},
+		{"POST", "POST", valid, 405},
+		{"version 8", "GET", withHeader(valid, "Sec-WebSocket-Version", "8"), 400},
+		{"no Connection: Upgrade", "GET", withHeader(valid, "Connection", "keep-alive"), 426},
+		{"no Upgrade: websocket", "GET", withHeader(valid, "Upgrade", "h2c"), 426},
+	}
+	for i, c := range cases {
+		resp, _ := rawRequest(t, p.addr, c.method, protocol.Path+"?attempt="+strconv.Itoa(2+i), c.header)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a kick would have arrived by now
+	if !live.isOpen() {
+		t.Errorf("live session closed (%v): a refused request kicked it", live.closeErr)
+	}
+	if o := routeOf(t, s, "u-000-d1"); o.Conn != live.hello.Conn || o.Version != 1 {
+		t.Errorf("route %+v, want the live session's at version 1", o)
+	}
+	if f, _ := s.Floors(ctx, []string{"u-000-d1"}); f["u-000-d1"] != (store.Floor{Version: 1, Epoch: 0, Attempt: 1}) {
+		t.Errorf("floor %+v, want {1 0 1}", f)
+	}
+	if n := counting.calls.Load(); n != 1 {
+		t.Errorf("%d claims, want 1 (the live session's)", n)
 	}
 	m := p.g.Metrics()
-	if m.Rejected("400") != 7 || m.Rejected("401") != 5 || m.Rejected("409") != 2 || m.Admitted.Load() != 1 {
-		t.Errorf("metrics: 400=%d 401=%d 409=%d admitted=%d, want 7 5 2 1",
-			m.Rejected("400"), m.Rejected("401"), m.Rejected("409"), m.Admitted.Load())
+	refused := m.Rejected("400") + m.Rejected("403") + m.Rejected("405") + m.Rejected("426")
+	if refused != int64(len(cases)) || m.Admitted.Load() != 1 || m.ReplacedClosed.Load() != 0 {
+		t.Errorf("refused %d admitted %d replaced %d, want %d 1 0", refused, m.Admitted.Load(), m.ReplacedClosed.Load(), len(cases))
+	}
+	assertTokensLeft(t, p, burst-1)
+}
+
+// TestCredentialSyntax: the Bearer scheme is case-insensitive and may be
+// followed by several spaces; a device id or token with bytes outside
+// visible ASCII (bytes that are not UTF-8, spaces) is refused with 401 before any
+// query or admission token, and is never reported as a database failure.
+func TestCredentialSyntax(t *testing.T) {
+	s, _ := setup(t, 1)
+	counting := &countingStore{Handshakes: s}
+	const burst = 10
+	p := startInproc(t, scarceTokens("gw-cred", burst), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
+	tok := store.DeviceToken("u-000-d1")
+	cases := []struct {
+		name   string
+		auth   string
+		status int
+		claims int64
+	}{
+		{"device id not UTF-8", "Bearer u-\xff\xfe-d1:" + tok, 401, 0},
+		{"token not UTF-8", "Bearer u-000-d1:tok-\xff", 401, 0},
+		{"device id with a space", "Bearer u-000 d1:" + tok, 401, 0},
+		{"device id too long", "Bearer " + strings.Repeat("d", protocol.MaxDeviceIDBytes+1) + ":" + tok, 401, 0},
+		{"lower-case scheme", "bearer u-000-d1:" + tok, 101, 1},
+		{"upper-case scheme", "BEARER u-000-d1:" + tok, 101, 1},
+		{"two spaces after the scheme", "Bearer  u-000-d1:" + tok, 101, 1},
+	}
+	spent := 0
+	for i, c := range cases {
+		before := counting.calls.Load()
+		h := withHeader(wsHeaders(), protocol.HeaderAuthorization, c.auth)
+		resp, _ := rawRequest(t, p.addr, "GET", protocol.Path+"?attempt="+strconv.Itoa(i+1), h)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
+		}
+		if got := counting.calls.Load() - before; got != c.claims {
+			t.Errorf("%s: %d queries, want %d", c.name, got, c.claims)
+		}
+		spent += int(c.claims)
+	}
+	if got := p.g.Metrics().Rejected("store"); got != 0 {
+		t.Errorf("rejected{reason=store} = %d, want 0: malformed credentials raised a database alarm", got)
+	}
+	for _, e := range p.logs.events("admitted") {
+		if e["device"] != "u-000-d1" {
+			t.Errorf("admitted device %q, want u-000-d1", e["device"])
+		}
+	}
+	waitFor(t, 3*time.Second, "raw sessions ended", func() bool { return p.g.Connections() == 0 })
+	assertTokensLeft(t, p, burst-spent)
+}
+
+// TestClaimRange: attempt and install_epoch outside [0, protocol's max] are
+// refused with 400 before any query; a device whose attempt reached the
+// maximum recovers by reinstalling (epoch + 1, attempt 0), and one whose
+// epoch reached it by an operator's floor reset.
+func TestClaimRange(t *testing.T) {
+	s, _ := setup(t, 1)
+	counting := &countingStore{Handshakes: s}
+	p := startInproc(t, testConfig("gw-range"), gateway.Deps{Handshakes: counting, Leases: leasePool(t, s), Kicks: s})
+	ctx := context.Background()
+	const maxA, maxE = protocol.MaxAttempt, protocol.MaxInstallEpoch
+	steps := []struct {
+		name           string
+		epoch, attempt int64
+		status         int
+		reset          bool // the operator resets the floor first
+	}{
+		{"attempt above the range", 0, maxA + 1, 400, false},
+		{"attempt 2^63-1", 0, 1<<63 - 1, 400, false},
+		{"install_epoch above the range", maxE + 1, 0, 400, false},
+		{"attempt at the maximum", 0, maxA, 101, false},
+		{"no attempt can follow it", 0, maxA, 409, false},
+		{"a reinstall can", 1, 0, 101, false},
+		{"epoch at the maximum", maxE, maxA, 101, false},
+		{"nothing can follow it", maxE, maxA, 409, false},
+		{"after a floor reset anything can", 0, 0, 101, true},
+	}
+	for _, st := range steps {
+		if st.reset {
+			if _, err := s.ResetFloor(ctx, "u-000-d1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := counting.calls.Load()
+		c, resp, err := dial(ctx, p.addr, "u-000-d1", st.epoch, st.attempt, true)
+		if got := status(resp); got != st.status {
+			t.Errorf("%s: status %d (%v), want %d", st.name, got, err, st.status)
+		}
+		if st.status == 400 && counting.calls.Load() != before {
+			t.Errorf("%s: refused after a query", st.name)
+		}
+		if c != nil {
+			c.ws.CloseNow()
+		}
+	}
+}
+
+// TestEchoedValuesAreTruncated: a huge query value is echoed, in the answer
+// and in the log line, only as its first bytes and its length.
+func TestEchoedValuesAreTruncated(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-echo")
+	cfg.LogRejections = gateway.RejectionEach
+	p := startInproc(t, cfg, depsOf(t, s))
+	huge := strings.Repeat("9", 12_000)
+	resp, body := rawRequest(t, p.addr, "GET", protocol.Path+"?attempt="+huge, wsHeaders())
+	if resp.StatusCode != 400 || len(body) > 300 || !strings.Contains(body, "12000 bytes") {
+		t.Errorf("status %d, body of %d bytes %q, want 400 naming the value's length in under 300 bytes", resp.StatusCode, len(body), body[:min(len(body), 200)])
+	}
+	lines := p.logs.events("rejected")
+	if len(lines) != 1 {
+		t.Fatalf("%d rejected lines, want 1", len(lines))
+	}
+	if cause, _ := lines[0]["cause"].(string); len(cause) > 300 {
+		t.Errorf("logged cause of %d bytes", len(cause))
+	}
+	resp, _ = rawRequest(t, p.addr, "GET", protocol.Path+"?attempt="+strings.Repeat("9", 40_000), wsHeaders())
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("40 KB request line: status %d, want 431", resp.StatusCode)
+	}
+}
+
+// TestRejectionsSummarized: by default refusals are logged as counts per
+// interval, not one line each; every one is still in /metrics.
+func TestRejectionsSummarized(t *testing.T) {
+	s, _ := setup(t, 1)
+	p := startInproc(t, testConfig("gw-summary"), depsOf(t, s))
+	const n = 50
+	for i := range n {
+		h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer nobody-"+strconv.Itoa(i)+":x")
+		rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=1", h)
+		rawRequest(t, p.addr, "GET", protocol.Path, wsHeaders())
+	}
+	waitFor(t, 3*gateway.RejectionSummaryEvery, "a rejections line", func() bool { return len(p.logs.events("rejections")) > 0 })
+	time.Sleep(gateway.RejectionSummaryEvery) // any straggler's line
+	var got401, got400 float64
+	for _, e := range p.logs.events("rejections") {
+		by, _ := e["by_reason"].(map[string]any)
+		f401, _ := by["401"].(float64)
+		f400, _ := by["400"].(float64)
+		got401, got400 = got401+f401, got400+f400
+	}
+	if got401 != n || got400 != n {
+		t.Errorf("summaries count 401=%v 400=%v, want %d each", got401, got400, n)
+	}
+	var info int
+	for _, e := range p.logs.events("rejected") {
+		if e["level"] == "INFO" {
+			info++
+		}
+	}
+	if info != 0 {
+		t.Errorf("%d per-request rejected lines at INFO, want 0", info)
+	}
+	if m := p.g.Metrics(); m.Rejected("401") != n || m.Rejected("400") != n {
+		t.Errorf("metrics 401=%d 400=%d, want %d each", m.Rejected("401"), m.Rejected("400"), n)
+	}
+}
+
+// TestGatewayIDOnlyForAuthenticated: X-Gateway-Id goes with answers to
+// authenticated handshakes (101, 409), not to anonymous or refused ones nor
+// to /healthz.
+func TestGatewayIDOnlyForAuthenticated(t *testing.T) {
+	s, _ := setup(t, 1)
+	p := startInproc(t, testConfig("gw-secret-host-42"), depsOf(t, s))
+	ctx := context.Background()
+	_, resp, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+	if err != nil || resp.Header.Get(protocol.HeaderGateway) != "gw-secret-host-42" {
+		t.Errorf("101: %v, header %q, want the id", err, resp.Header.Get(protocol.HeaderGateway))
+	}
+	_, resp, _ = dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+	if status(resp) != 409 || resp.Header.Get(protocol.HeaderGateway) != "gw-secret-host-42" {
+		t.Errorf("409: status %d header %q, want the id", status(resp), resp.Header.Get(protocol.HeaderGateway))
+	}
+	anonymous := []struct {
+		name   string
+		target string
+		header http.Header
+	}{
+		{"no credentials", protocol.Path + "?attempt=1", wsHeaders()},
+		{"wrong token", protocol.Path + "?attempt=2", withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-000-d1:nope")},
+		{"bad attempt", protocol.Path + "?attempt=x", wsHeaders()},
+		{"healthz", "/healthz", http.Header{}},
+	}
+	for _, c := range anonymous {
+		resp, _ := rawRequest(t, p.addr, "GET", c.target, c.header)
+		if v := resp.Header.Get(protocol.HeaderGateway); v != "" {
+			t.Errorf("%s (%d): %s %q sent to an anonymous client", c.name, resp.StatusCode, protocol.HeaderGateway, v)
+		}
 	}
 }
 
@@ -133,9 +403,9 @@ func TestHelloAndLocalReplacement(t *testing.T) {
 }
 
 // TestRestartReleasesOwnStaleRoutes: routes left under a gateway's id by an
-// earlier process (SIGKILLed and restarted under the same id before anyone
-// swept it) are deleted at start, since the renewed lease would otherwise
-// protect them forever.
+// earlier process (SIGKILLed and restarted under the same id after its
+// lease ran out, before anyone swept it) are deleted at start, since the
+// renewed lease would otherwise protect them forever.
 func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
 	s, _ := setup(t, 2)
 	ctx := context.Background()
@@ -159,7 +429,7 @@ func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
 // failingClaims fails every claim after it reached the database.
 type failingClaims struct{ gateway.Handshakes }
 
-func (failingClaims) ClaimRoute(context.Context, store.Claim) (store.ClaimResult, error) {
+func (failingClaims) AuthenticateAndClaim(context.Context, store.Claim, string) (store.ClaimResult, error) {
 	return store.ClaimResult{}, errors.New("connection reset during commit")
 }
 

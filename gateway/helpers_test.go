@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -293,4 +295,67 @@ func routeOf(t testing.TB, s *store.PG, device string) store.Owner {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// wsHeaders are the headers of a valid WebSocket upgrade request.
+func wsHeaders() http.Header {
+	return http.Header{
+		"Connection":            {"Upgrade"},
+		"Upgrade":               {"websocket"},
+		"Sec-Websocket-Version": {"13"},
+		"Sec-Websocket-Key":     {"dGhlIHNhbXBsZSBub25jZQ=="},
+	}
+}
+
+// rawRequest sends one request written by hand (so that it can break rules a
+// Go client enforces: bytes in headers, NUL, odd spacing) on a fresh TCP
+// connection and returns the response with its body read.
+func rawRequest(t testing.TB, addr, method, target string, h http.Header) (*http.Response, string) {
+	t.Helper()
+	return rawRequestFrom(t, "", addr, method, target, h)
+}
+
+// rawRequestFrom is rawRequest from a chosen local IP address (any
+// 127.0.0.0/8 address is loopback on Linux), to play several sources.
+func rawRequestFrom(t testing.TB, localIP, addr, method, target string, h http.Header) (*http.Response, string) {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if localIP != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(localIP)}
+	}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, target, addr)
+	for k, vs := range h {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+		}
+	}
+	b.WriteString("\r\n")
+	if _, err := nc.Write(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatalf("%s %.80s: %v", method, target, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// withHeader returns h with key set to the given values (none deletes it).
+func withHeader(h http.Header, key string, values ...string) http.Header {
+	out := h.Clone()
+	if len(values) == 0 {
+		out.Del(key)
+	} else {
+		out[http.CanonicalHeaderKey(key)] = values
+	}
+	return out
 }

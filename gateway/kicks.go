@@ -77,7 +77,12 @@ func (g *Gateway) reconcile(ctx context.Context, source string) {
 	if ctx.Err() != nil {
 		return
 	}
-	conns := g.reg.all()
+	var conns []*conn
+	for _, c := range g.reg.all() {
+		if c.claimed.Load() { // an unclaimed conn's floor check is its own claim's
+			conns = append(conns, c)
+		}
+	}
 	if len(conns) == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -10,15 +11,25 @@ import (
 	"stormsim/gateway/store"
 )
 
-// reregisterWorkers bounds concurrent re-registration transactions.
-const reregisterWorkers = 8
+const (
+	// reregisterWorkers bounds concurrent re-registration transactions.
+	reregisterWorkers = 8
+	// orphanCheckEvery is how often the lease loop looks for own routes no
+	// connection holds even when no release has failed (a backstop: a failed
+	// release makes it look at the next tick).
+	orphanCheckEvery = 30 * time.Second
+)
+
+// errLeaseTaken ends a gateway whose id another process took over while
+// its own lease had lapsed.
+var errLeaseTaken = errors.New("another process took over this gateway id while its lease had lapsed")
 
 // leaseState is owned by the lease loop goroutine.
 type leaseState struct {
 	lost           bool          // own lease lapsed on the local clock, not yet renewed
 	renewFailing   bool          // last renew failed (logged once per outage)
 	skipSweepUntil time.Duration // gateway monotonic time
-	lastHeartbeat  time.Duration
+	nextOrphanScan time.Duration // gateway monotonic time
 }
 
 // leaseExpired reports whether the last successful renew was sent at least a
@@ -29,7 +40,7 @@ func (g *Gateway) leaseExpired() bool {
 }
 
 // leaseLoop runs every Config.Period: renew, reconcile while the LISTEN
-// connection is down, sweep, heartbeat.
+// connection is down, sweep, release orphan routes.
 func (g *Gateway) leaseLoop(ctx context.Context) {
 	t := time.NewTicker(g.cfg.Period())
 	defer t.Stop()
@@ -47,10 +58,16 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	s := &g.lease
 	if !s.lost && g.leaseExpired() {
 		s.lost = true
+		g.leaseLosses.Add(1)
 		g.metrics.LeaseLost.Add(1)
 		g.log.Warn(logline.LeaseLost, "since_renew_ms", (g.mono() - time.Duration(g.lastRenew.Load())).Milliseconds())
 	}
-	if g.renew(ctx) && s.lost {
+	renewed, taken := g.renew(ctx)
+	if taken {
+		g.stop(errLeaseTaken)
+		return
+	}
+	if renewed && s.lost {
 		s.lost = false
 		g.log.Info(logline.LeaseRegained)
 		go g.reregister(ctx)
@@ -63,29 +80,37 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	if !s.lost && g.mono() >= s.skipSweepUntil {
 		g.sweep(ctx)
 	}
-	g.heartbeat(g.mono())
+	if !s.lost && (g.orphansSuspected.Swap(false) || g.mono() >= s.nextOrphanScan) {
+		s.nextOrphanScan = g.mono() + orphanCheckEvery
+		g.releaseOrphans(ctx)
+	}
+	g.sources.prune()
 }
 
 // renew extends the lease; it may take up to half a lease (the loop then
-// skips ticks) before it counts as failed. The local lease clock starts when the renew is
-// sent, which is no later than the database's clock_timestamp() in it, so
-// the local view of expiry is never later than the database's. A gap of more
-// than two periods between successful renews is a stall (database outage,
-// pause): sweeping then waits one lease, so that gateways that were cut off
-// the same way get to renew before anyone sweeps them.
-func (g *Gateway) renew(ctx context.Context) bool {
+// skips ticks) before it counts as failed. The local lease clock starts when
+// the renew is sent, which is no later than the database's
+// clock_timestamp() in it, so the local view of expiry is never later than
+// the database's. A gap of more than two periods between successful renews
+// is a stall (database outage, pause): sweeping then waits one lease, so
+// that gateways that were cut off the same way get to renew before anyone
+// sweeps them. taken reports that another process holds this id's lease.
+func (g *Gateway) renew(ctx context.Context) (renewed, taken bool) {
 	s := &g.lease
 	sent := g.mono()
 	rctx, cancel := context.WithTimeout(ctx, g.cfg.Lease/2)
-	err := g.deps.Leases.RenewLease(rctx, g.cfg.ID, g.cfg.Lease)
+	held, err := g.deps.Leases.AcquireLease(rctx, g.cfg.ID, g.incarnation, g.cfg.Lease)
 	cancel()
 	g.metrics.LeaseRenew.Observe(g.mono() - sent)
+	if err == nil && held {
+		return false, true
+	}
 	if err != nil {
 		if !s.renewFailing && ctx.Err() == nil {
 			g.log.Warn(logline.LeaseRenewFailed, "err", err.Error())
 		}
 		s.renewFailing = true
-		return false
+		return false, false
 	}
 	s.renewFailing = false
 	prev := time.Duration(g.lastRenew.Swap(int64(sent)))
@@ -94,7 +119,7 @@ func (g *Gateway) renew(ctx context.Context) bool {
 		g.log.Info(logline.SweepPaused, "renew_gap_ms", (sent - prev).Milliseconds(), "for_ms", g.cfg.Lease.Milliseconds())
 	}
 	g.log.Debug("lease_renewed", "latency_ms", float64(g.mono()-sent)/1e6)
-	return true
+	return true, false
 }
 
 // sweep deletes the routes of other gateways whose lease expired. The swept
@@ -112,38 +137,37 @@ func (g *Gateway) sweep(ctx context.Context) {
 	}
 }
 
-// heartbeat pings connections and closes idle ones (4002). After a stall of
-// the loop itself (a pause of this process) clients get a fresh idle window:
-// their silence was this process's fault.
-func (g *Gateway) heartbeat(now time.Duration) {
-	s := &g.lease
-	stalled := s.lastHeartbeat > 0 && now-s.lastHeartbeat > 2*g.cfg.Period()
-	s.lastHeartbeat = now
-	for _, c := range g.reg.all() {
-		ws := c.socket()
-		if ws == nil {
-			continue
-		}
-		if stalled {
-			c.lastSeen.Store(int64(now))
-			continue
-		}
-		if g.cfg.Idle > 0 && now-time.Duration(c.lastSeen.Load()) > g.cfg.Idle {
-			if c.terminate(protocol.CloseIdle, "idle") {
-				g.log.Info("idle_closed", "device", c.device, "conn", c.id)
-			}
-			continue
-		}
-		if g.cfg.Ping > 0 && now-time.Duration(c.lastPing.Load()) >= g.cfg.Ping && c.pinging.CompareAndSwap(false, true) {
-			c.lastPing.Store(int64(now))
-			go func() {
-				defer c.pinging.Store(false)
-				pctx, cancel := context.WithTimeout(g.ctx, max(g.cfg.Ping, g.cfg.Idle))
-				defer cancel()
-				ws.Ping(pctx) // the pong updates lastSeen via OnPongReceived
-			}()
+// releaseOrphans deletes the routes held under this gateway's id by
+// connections it does not have: sessions whose release failed (a dropped
+// backend, a timeout) and sessions of an earlier process with the same id.
+// A route appears only after its connection is registered, and leaves the
+// registry only into a release that is tracked until it returns, so a conn
+// id that is neither registered nor being released now will never hold a
+// route legitimately again.
+func (g *Gateway) releaseOrphans(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	routes, err := g.deps.Leases.RoutesOf(rctx, g.cfg.ID)
+	if err != nil {
+		g.orphansSuspected.Store(true)
+		return
+	}
+	var orphans []store.RouteKey
+	for _, r := range routes {
+		if !g.reg.known(r.Conn) {
+			orphans = append(orphans, r)
 		}
 	}
+	if len(orphans) == 0 {
+		return
+	}
+	n, err := g.deps.Leases.ReleaseRoutes(rctx, orphans)
+	if err != nil {
+		g.orphansSuspected.Store(true)
+		return
+	}
+	g.metrics.OrphansReleased.Add(n)
+	g.log.Info("orphan_routes_released", "count", n)
 }
 
 // reregister restores the routes of live connections after the lease lapsed
@@ -186,7 +210,9 @@ func (g *Gateway) reregister(ctx context.Context) {
 		})
 	}
 	for _, c := range g.reg.all() {
-		if _, _, done := c.termination(); !done {
+		// A conn whose claim has not been accepted has no route to restore
+		// (claimHandshake re-registers it if the lease lapsed meanwhile).
+		if _, _, done := c.termination(); !done && c.claimed.Load() {
 			work <- c
 		}
 	}
@@ -194,4 +220,24 @@ func (g *Gateway) reregister(ctx context.Context) {
 	wg.Wait()
 	g.log.Info("reregistered", "kept", counts["kept"], "restored", counts["restored"],
 		"replaced", counts["replaced"], "closed", counts["closed"])
+}
+
+// reregisterOne restores one freshly claimed connection's route after the
+// lease lapsed during its claim; the rejection, if any, answers its
+// handshake (the conn is then released).
+func (g *Gateway) reregisterOne(c *conn) *rejection {
+	rctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
+	ok, v, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
+		Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
+	cancel()
+	switch {
+	case err != nil:
+		go g.endSession(c, -1, "claim failed")
+		return storeUnavailable(err)
+	case !ok:
+		go g.endSession(c, -1, "replaced during the claim")
+		return reject(protocol.StatusConflict, reason409, "a newer claim was accepted while this one ran")
+	}
+	c.version.Store(v)
+	return nil
 }

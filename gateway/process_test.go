@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,28 +21,39 @@ import (
 	"stormsim/internal/pgtest"
 )
 
-// gatewayBin is cmd/gateway built once by TestMain (empty without a database).
-var gatewayBin string
+// gatewayBin is cmd/gateway, built by the first test that starts a process
+// (benchmarks never do), into binDir, which TestMain removes.
+var (
+	buildOnce  sync.Once
+	binDir     string
+	gatewayBin string
+	buildErr   error
+)
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if os.Getenv("DATABASE_URL") != "" {
-			dir, err := os.MkdirTemp("", "gateway-bin-")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-			defer os.RemoveAll(dir)
-			gatewayBin = filepath.Join(dir, "gateway")
-			out, err := exec.Command("go", "build", "-o", gatewayBin, "stormsim/cmd/gateway").CombinedOutput()
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "build cmd/gateway: %v\n%s", err, out)
-				return 1
-			}
-		}
-		return m.Run()
-	}()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// gatewayBinary builds cmd/gateway once.
+func gatewayBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "gateway-bin-"); buildErr != nil {
+			return
+		}
+		gatewayBin = filepath.Join(binDir, "gateway")
+		if out, err := exec.Command("go", "build", "-o", gatewayBin, "stormsim/cmd/gateway").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build cmd/gateway: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return gatewayBin
 }
 
 // proc is a gateway subprocess.
@@ -58,6 +70,7 @@ type proc struct {
 type procConfig struct {
 	lease, ping, idle time.Duration
 	dbURL             string // default DATABASE_URL
+	fdLimit           int    // if > 0, the process runs under ulimit -n fdLimit
 	extra             []string
 }
 
@@ -69,13 +82,34 @@ var shortLease = procConfig{lease: 600 * time.Millisecond, ping: 200 * time.Mill
 // "listening" line. It is SIGKILLed at cleanup if still running.
 func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 	t.Helper()
+	p := launchProc(t, schema, id, pc)
+	waitFor(t, 15*time.Second, id+" listening", func() bool {
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
+		default:
+		}
+		return len(p.logs.events("listening")) > 0
+	})
+	p.addr = p.logs.events("listening")[0]["addr"].(string)
+	return p
+}
+
+// launchProc starts cmd/gateway without waiting for anything.
+func launchProc(t testing.TB, schema, id string, pc procConfig) *proc {
+	t.Helper()
 	if pc.dbURL == "" {
 		pc.dbURL = pgtest.URL(t)
 	}
 	args := []string{"serve", "--id", id, "--listen", "127.0.0.1:0", "--schema", schema,
 		"--lease", pc.lease.String(), "--ping", pc.ping.String(), "--idle", pc.idle.String(),
 		"--db-conns", "4", "--drain-grace", "3s"}
-	cmd := exec.Command(gatewayBin, append(args, pc.extra...)...)
+	args = append(args, pc.extra...)
+	bin := gatewayBinary(t)
+	cmd := exec.Command(bin, args...)
+	if pc.fdLimit > 0 {
+		cmd = exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(pc.fdLimit), bin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+pc.dbURL)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -104,15 +138,6 @@ func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 			}
 		}
 	})
-	waitFor(t, 15*time.Second, id+" listening", func() bool {
-		select {
-		case <-p.exited:
-			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
-		default:
-		}
-		return len(p.logs.events("listening")) > 0
-	})
-	p.addr = p.logs.events("listening")[0]["addr"].(string)
 	return p
 }
 

@@ -18,6 +18,7 @@ type conn struct {
 	epoch   int64
 	attempt int64
 	version atomic.Int64 // route version, changes on re-registration
+	claimed atomic.Bool  // its claim was accepted: re-registration applies to it
 
 	admittedAt time.Duration // gateway monotonic time its admission token was taken
 
@@ -82,18 +83,21 @@ func (c *conn) forceClose() {
 	}
 }
 
-// registry holds the gateway's connections by conn id, and counts the
-// sessions that have left it but whose route release has not returned: until
-// it does, the route may still be in the database, and a drain that released
-// the gateway's routes meanwhile would count it as left over.
+// registry holds the gateway's connections by conn id, and the sessions that
+// have left it but whose route release has not returned: until it does, the
+// route may still be in the database, and a drain that released the
+// gateway's routes meanwhile would count it as left over, or an orphan check
+// would delete it twice.
 type registry struct {
 	mu        sync.Mutex
 	draining  bool
 	conns     map[string]*conn
-	releasing int
+	releasing map[string]struct{}
 }
 
-func newRegistry() *registry { return &registry{conns: make(map[string]*conn)} }
+func newRegistry() *registry {
+	return &registry{conns: make(map[string]*conn), releasing: make(map[string]struct{})}
+}
 
 // add registers c unless the gateway is draining.
 func (r *registry) add(c *conn) bool {
@@ -117,13 +121,13 @@ func (r *registry) remove(c *conn) {
 func (r *registry) beginRelease(c *conn) {
 	r.mu.Lock()
 	delete(r.conns, c.id)
-	r.releasing++
+	r.releasing[c.id] = struct{}{}
 	r.mu.Unlock()
 }
 
-func (r *registry) endRelease() {
+func (r *registry) endRelease(c *conn) {
 	r.mu.Lock()
-	r.releasing--
+	delete(r.releasing, c.id)
 	r.mu.Unlock()
 }
 
@@ -131,7 +135,16 @@ func (r *registry) endRelease() {
 func (r *registry) busy() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.conns) + r.releasing
+	return len(r.conns) + len(r.releasing)
+}
+
+// known reports whether conn id is registered or its release is in flight:
+// a route of this gateway held by any other conn id has no connection.
+func (r *registry) known(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, releasing := r.releasing[id]
+	return releasing || r.conns[id] != nil
 }
 
 func (r *registry) get(id string) *conn {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
@@ -25,7 +24,6 @@ func (g *Gateway) Handler() http.Handler {
 		g.metrics.WriteText(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(protocol.HeaderGateway, g.cfg.ID)
 		switch {
 		case g.reg.isDraining():
 			http.Error(w, "draining", http.StatusServiceUnavailable)
@@ -42,41 +40,40 @@ func (g *Gateway) Handler() http.Handler {
 // rejection, or upgrade and run the session in this goroutine.
 func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
-	w.Header().Set(protocol.HeaderGateway, g.cfg.ID)
-	c, rej := g.admitHandshake(r.Context(), r)
+	c, rej := g.admitHandshake(r)
 	if rej != nil {
 		g.metrics.Handshake.Observe(time.Since(began))
+		if rej.status == protocol.StatusConflict {
+			w.Header().Set(protocol.HeaderGateway, g.cfg.ID) // authenticated: it may know who refused it
+		}
+		if rej.upgrade {
+			w.Header().Set("Connection", "Upgrade")
+			w.Header().Set("Upgrade", "websocket")
+		}
 		g.writeRejection(w, r, rej)
 		return
 	}
+	if c == nil {
+		return // the client left; counted and logged as abandoned or wasted
+	}
+	w.Header().Set(protocol.HeaderGateway, g.cfg.ID)
 	hw := &hijackCapture{ResponseWriter: w}
 	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		OnPongReceived: func(context.Context, []byte) { c.lastSeen.Store(int64(g.mono())) },
 	})
 	g.metrics.Handshake.Observe(time.Since(began))
 	if err != nil {
+		g.metrics.rejectedCounter(reasonUpgrade).Add(1)
 		g.log.Warn("upgrade_failed", "device", c.device, "conn", c.id, "err", err.Error())
 		g.endSession(c, -1, "upgrade failed")
 		return
 	}
+	c.lastSeen.Store(int64(g.mono())) // the idle clock starts with the connection, not before the claim
 	c.bind(ws, hw.conn)
 	g.metrics.Admitted.Add(1)
 	g.log.Info(logline.Admitted, logline.KeyDevice, c.device, "conn", c.id, "version", c.version.Load(),
 		"install_epoch", c.epoch, logline.KeyAttempt, c.attempt, logline.KeyTokenMs, float64(c.admittedAt)/1e6)
 	g.serveSession(c, ws)
-}
-
-func (g *Gateway) writeRejection(w http.ResponseWriter, r *http.Request, rej *rejection) {
-	g.metrics.rejectedCounter(rej.reason).Add(1)
-	if rej.status == protocol.StatusTooManyRequests || rej.status == protocol.StatusServiceUnavailable {
-		w.Header().Set(protocol.HeaderRetryAfter, strconv.Itoa(g.cfg.retryAfterSeconds()))
-	}
-	args := []any{logline.KeyStatus, rej.status, "reason", rej.reason, "cause", rej.message, logline.KeyDevice, rej.device, "remote", r.RemoteAddr}
-	if rej.detail != "" {
-		args = append(args, "err", rej.detail)
-	}
-	g.log.Info(logline.Rejected, args...)
-	http.Error(w, rej.message, rej.status)
 }
 
 // hijackCapture remembers the TCP connection websocket.Accept hijacks, so a

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"stormsim/gateway/protocol"
+	"stormsim/gateway/store"
+	"stormsim/models"
 )
 
 const (
@@ -20,14 +23,24 @@ const (
 	closeTimeout = time.Second
 	// storeTimeout bounds one store call made for a session.
 	storeTimeout = 5 * time.Second
-	// syncLimit is the most events one sync answer carries; the client syncs
-	// again while its cursor is below head.
-	syncLimit = 1000
+	// syncPage bounds one sync answer; the client syncs again while its
+	// cursor is below head. With syncSlots it bounds the memory that sync
+	// answers can hold at once to about syncSlots * syncPage.Bytes.
+	syncMaxEvents = 1000
+	syncMaxBytes  = 256 << 10
+	// syncSlots is how many sync answers the gateway prepares and writes at
+	// once; a sync beyond waits for a slot.
+	syncSlots = 64
+	// maxConvBytes bounds a sync's conversation id.
+	maxConvBytes = 256
 )
+
+var syncPage = store.Page{Events: syncMaxEvents, Bytes: syncMaxBytes}
 
 // serveSession runs an upgraded connection: hello, then frames until the
 // peer leaves or the gateway asks the connection to close (kick, idle, drain,
-// lease loss, bad frame).
+// lease loss, bad frame). This goroutine also pings the client and closes
+// it when idle; a second one reads its frames.
 func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	g.metrics.Live.Add(1)
 	ws.SetReadLimit(protocol.MaxFrameBytes)
@@ -38,12 +51,7 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	} else {
 		go func() { readDone <- g.readFrames(c, ws) }()
 	}
-	var readErr error
-	select {
-	case <-c.stop:
-	case readErr = <-readDone:
-		readDone <- readErr
-	}
+	readErr := g.heartbeat(c, ws, readDone)
 	code, reason, ours := c.termination()
 	if ours {
 		if code == protocol.CloseGoingAway {
@@ -67,14 +75,65 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	g.endSession(c, code, reason)
 }
 
+// heartbeat waits for the session to end (a termination request or the
+// reader's end, whose error it returns) while it pings the client every
+// Config.Ping and closes it (4002) after Config.Idle without a frame or pong.
+// After a stall of this process the client gets a fresh idle window: its
+// silence was the gateway's fault.
+func (g *Gateway) heartbeat(c *conn, ws *websocket.Conn, readDone chan error) error {
+	every := g.cfg.Ping
+	if every == 0 {
+		every = g.cfg.Idle / 4
+	}
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	last := g.mono()
+	for {
+		select {
+		case <-c.stop:
+			return nil
+		case err := <-readDone:
+			readDone <- err
+			return err
+		case <-tick:
+		}
+		now := g.mono()
+		if now-last > 2*every {
+			c.lastSeen.Store(int64(now))
+		}
+		last = now
+		if g.cfg.Idle > 0 && now-time.Duration(c.lastSeen.Load()) > g.cfg.Idle {
+			if c.terminate(protocol.CloseIdle, "idle") {
+				g.log.Info("idle_closed", "device", c.device, "conn", c.id)
+			}
+			return nil
+		}
+		if g.cfg.Ping > 0 {
+			// The pong updates lastSeen (OnPongReceived); Ping only waits for
+			// it, at most one interval, and a late pong still counts.
+			pctx, cancel := context.WithTimeout(g.ctx, g.cfg.Ping)
+			ws.Ping(pctx)
+			cancel()
+		}
+	}
+}
+
 // endSession unregisters c and releases its route (only if c still holds
-// it); a drain waits for the release before releasing what is left.
+// it); a drain waits for the release before releasing what is left. A
+// failed release leaves an orphan route, which the lease loop deletes.
 func (g *Gateway) endSession(c *conn, code websocket.StatusCode, reason string) {
 	g.reg.beginRelease(c)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	err := g.deps.Handshakes.ReleaseRoute(ctx, c.device, c.id)
 	cancel()
-	g.reg.endRelease()
+	if err != nil {
+		g.orphansSuspected.Store(true)
+	}
+	g.reg.endRelease(c)
 	args := []any{"device", c.device, "conn", c.id, "code", int(code), "reason", reason}
 	if err != nil {
 		args = append(args, "release_err", err.Error())
@@ -85,6 +144,7 @@ func (g *Gateway) endSession(c *conn, code websocket.StatusCode, reason string) 
 // readFrames reads client frames until the connection fails or a frame
 // breaks the protocol (then it asks for a 1008 close and returns).
 func (g *Gateway) readFrames(c *conn, ws *websocket.Conn) error {
+	syncs := models.NewTokenBucket(g.cfg.SyncRate, g.cfg.SyncBurst)
 	for {
 		typ, data, err := ws.Read(g.ctx)
 		if err != nil {
@@ -103,10 +163,14 @@ func (g *Gateway) readFrames(c *conn, ws *websocket.Conn) error {
 		switch env.T {
 		case protocol.TypeSync:
 			var m protocol.Sync
-			if json.Unmarshal(data, &m) != nil || m.Conv == "" || m.After < 0 {
-				return g.policyClose(c, ws, "sync needs conv (non-empty) and after >= 0")
+			if json.Unmarshal(data, &m) != nil || m.Conv == "" || len(m.Conv) > maxConvBytes ||
+				strings.ContainsRune(m.Conv, 0) || m.After < 0 {
+				return g.policyClose(c, ws, "sync needs conv (1-256 bytes, no NUL) and after >= 0")
 			}
-			if err := g.sync(ws, m); err != nil {
+			if err := g.awaitSyncToken(c, syncs); err != nil {
+				return err
+			}
+			if err := g.sync(c, ws, m); err != nil {
 				return err
 			}
 		default:
@@ -115,13 +179,47 @@ func (g *Gateway) readFrames(c *conn, ws *websocket.Conn) error {
 	}
 }
 
-// sync answers one Sync; a store error is reported as an error frame and
-// the connection stays open.
-func (g *Gateway) sync(ws *websocket.Conn, m protocol.Sync) error {
+// awaitSyncToken waits until the connection's sync bucket has a token: a
+// client that syncs faster than Config.SyncRate is served at that rate.
+func (g *Gateway) awaitSyncToken(c *conn, syncs *models.TokenBucket) error {
+	if syncs.Admit(g.mono()) {
+		return nil
+	}
+	g.metrics.SyncsThrottled.Add(1)
+	step := time.Duration(float64(time.Second) / g.cfg.SyncRate)
+	for {
+		select {
+		case <-c.stop:
+			return errors.New("session ending")
+		case <-g.ctx.Done():
+			return g.ctx.Err()
+		case <-time.After(step):
+		}
+		if syncs.Admit(g.mono()) {
+			return nil
+		}
+	}
+}
+
+// sync answers one Sync with a page of events; a store error or a
+// conversation the device does not belong to is answered with an error frame
+// and the connection stays open.
+func (g *Gateway) sync(c *conn, ws *websocket.Conn, m protocol.Sync) error {
+	select {
+	case g.syncSlots <- struct{}{}:
+	case <-c.stop:
+		return errors.New("session ending")
+	case <-g.ctx.Done():
+		return g.ctx.Err()
+	}
+	defer func() { <-g.syncSlots }()
 	ctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
-	events, head, err := g.deps.Handshakes.EventsAfter(ctx, m.Conv, m.After, syncLimit)
+	events, head, err := g.deps.Handshakes.EventsAfter(ctx, c.device, m.Conv, m.After, syncPage)
 	cancel()
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotMember):
+		return g.writeJSON(ws, protocol.Error{T: protocol.TypeError, Message: "not a member of this conversation"})
+	case err != nil:
 		return g.writeJSON(ws, protocol.Error{T: protocol.TypeError, Message: "sync failed, retry"})
 	}
 	return g.writeJSON(ws, protocol.Events{T: protocol.TypeEvents, Conv: m.Conv, Events: events, Head: head})

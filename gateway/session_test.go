@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,9 @@ func TestSyncCatchesUpOnAnyGateway(t *testing.T) {
 	if _, err := s.AppendEvents(ctx, "conv-1", bodies(0, 5)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Join(ctx, "conv-1", []string{"u-000-d1"}); err != nil {
+		t.Fatal(err)
+	}
 	sync := func(c *client, after int64) protocol.Events {
 		t.Helper()
 		c.send(t, protocol.Sync{T: protocol.TypeSync, Conv: "conv-1", After: after})
@@ -132,5 +136,182 @@ func TestSyncCatchesUpOnAnyGateway(t *testing.T) {
 	}
 	if ev := sync(c2, 15); len(ev.Events) != 0 || ev.Head != 15 {
 		t.Fatalf("sync at head %+v", ev)
+	}
+}
+
+// TestSlowClaimIsNotIdle: a claim that waits longer than Config.Idle (here
+// for the floor row's lock) does not get its connection closed as idle
+// right after the hello: the idle clock starts with the connection.
+func TestSlowClaimIsNotIdle(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-slow-claim")
+	cfg.Ping, cfg.Idle = 100*time.Millisecond, 400*time.Millisecond
+	p := startInproc(t, cfg, depsOf(t, s))
+	ctx := context.Background()
+	if _, err := s.ClaimRoute(ctx, store.Claim{Device: "u-000-d1", Gateway: "x", Conn: "x", Attempt: 0}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM route_floor WHERE device_id = 'u-000-d1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		c   *client
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+		done <- result{c, err}
+	}()
+	time.Sleep(2 * cfg.Idle)
+	tx.Rollback(ctx)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	select {
+	case <-r.c.closed:
+		t.Errorf("closed %v after its hello (%v): the claim's wait counted as idleness", time.Since(r.c.closedAt), r.c.closeErr)
+	case <-time.After(cfg.Idle + 2*cfg.Ping):
+	}
+}
+
+// TestSyncOnlyForMembers: a device reads only conversations it belongs to;
+// any other sync, of an existing conversation or not, gets the same error
+// frame and the connection stays open.
+func TestSyncOnlyForMembers(t *testing.T) {
+	s, _ := setup(t, 2)
+	p := startInproc(t, testConfig("gw-members"), depsOf(t, s))
+	ctx := context.Background()
+	if _, err := s.AppendEvents(ctx, "private", []string{"secret"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Join(ctx, "private", []string{"u-000-d1"}); err != nil {
+		t.Fatal(err)
+	}
+	member, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, _, err := dial(ctx, p.addr, "u-001-d1", 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member.send(t, protocol.Sync{T: protocol.TypeSync, Conv: "private", After: 0})
+	var ev protocol.Events
+	if err := json.Unmarshal(member.next(t, 3*time.Second), &ev); err != nil || len(ev.Events) != 1 || ev.Head != 1 {
+		t.Errorf("member's sync: %+v %v", ev, err)
+	}
+	for _, conv := range []string{"private", "nonexistent"} {
+		stranger.send(t, protocol.Sync{T: protocol.TypeSync, Conv: conv, After: 0})
+		var e protocol.Error
+		if err := json.Unmarshal(stranger.next(t, 3*time.Second), &e); err != nil || e.T != protocol.TypeError || e.Message != "not a member of this conversation" {
+			t.Errorf("stranger's sync of %s: %+v %v, want the not-a-member error", conv, e, err)
+		}
+	}
+	if !stranger.isOpen() {
+		t.Error("stranger's connection closed")
+	}
+}
+
+// TestSyncRateLimit: a client that sends many syncs at once is answered at
+// Config.SyncRate after its burst: within any span T from the first answer,
+// at most SyncBurst + SyncRate*T answers (plus one for timing).
+func TestSyncRateLimit(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-sync-rate")
+	cfg.SyncRate, cfg.SyncBurst = 20, 5
+	p := startInproc(t, cfg, depsOf(t, s))
+	ctx := context.Background()
+	if _, err := s.Join(ctx, "c", []string{"u-000-d1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 25
+	began := time.Now()
+	for range n {
+		c.send(t, protocol.Sync{T: protocol.TypeSync, Conv: "c", After: 0})
+	}
+	var at []time.Duration
+	for range n {
+		c.next(t, 5*time.Second)
+		at = append(at, time.Since(began))
+	}
+	// (n - burst) answers need (n - burst)/rate seconds of refill.
+	minSpan := time.Duration(float64(n-cfg.SyncBurst) / cfg.SyncRate * float64(time.Second))
+	if at[n-1] < minSpan-50*time.Millisecond {
+		t.Errorf("%d syncs answered in %v, want at least %v at %v/s after a burst of %d", n, at[n-1], minSpan, cfg.SyncRate, cfg.SyncBurst)
+	}
+	if got := p.g.Metrics().SyncsThrottled.Load(); got == 0 {
+		t.Error("no sync counted as throttled")
+	}
+}
+
+// TestSyncAnswersAreBounded: clients that sync a 3 MB conversation and never
+// read get pages of at most about 256 KiB, so the gateway's heap stays small
+// however many of them there are.
+func TestSyncAnswersAreBounded(t *testing.T) {
+	const clients = 40
+	s, _ := setup(t, clients)
+	p := startInproc(t, testConfig("gw-sync-mem"), depsOf(t, s))
+	ctx := context.Background()
+	bodies := make([]string, 1000)
+	for i := range bodies {
+		bodies[i] = strings.Repeat("x", 3000)
+	}
+	if _, err := s.AppendEvents(ctx, "big", bodies); err != nil {
+		t.Fatal(err)
+	}
+	devices := make([]string, clients)
+	for i := range devices {
+		devices[i] = store.DeviceID(i)
+	}
+	if _, err := s.Join(ctx, "big", devices); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := base.HeapInuse
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+		}
+	}()
+	for _, dev := range devices {
+		c, _, err := dial(ctx, p.addr, dev, 0, 1, false) // never reads
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			b, _ := json.Marshal(protocol.Sync{T: protocol.TypeSync, Conv: "big", After: 0})
+			c.ws.Write(ctx, websocket.MessageText, b)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	<-sampled
+	grew := int64(peak) - int64(base.HeapInuse)
+	t.Logf("heap in use grew by %.1f MB at its peak", float64(grew)/(1<<20))
+	if grew > 80<<20 {
+		t.Errorf("heap grew by %.1f MB for %d non-reading clients of a 3 MB conversation, want under 80 MB", float64(grew)/(1<<20), clients)
 	}
 }

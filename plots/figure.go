@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"stormsim/internal/atomicfile"
 )
 
 // Options sets the size and formats of written charts. The zero value
@@ -170,34 +171,10 @@ func (f *figure) save(dir, base string, opt Options) ([]string, error) {
 		}
 		f.draw(draw.New(canvas))
 		path := filepath.Join(dir, base+"."+format)
-		if err := writeAtomic(path, canvas); err != nil {
-			return paths, err
+		if err := atomicfile.WriteFrom(path, canvas); err != nil {
+			return paths, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-// writeAtomic writes to a temporary file in the target directory and
-// renames it into place, so a reader never sees half a chart.
-func writeAtomic(path string, w io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = w.WriteTo(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

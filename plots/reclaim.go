@@ -5,9 +5,10 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"stormsim/internal/quantile"
 )
 
 // reclaimChart: histogram of lease reclaim times over replications with
@@ -20,49 +21,19 @@ func reclaimChart(runs []Run) *figure {
 			withData = append(withData, &runs[i])
 		}
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	boundLo, boundHi := math.Inf(1), math.Inf(-1)
-	total := 0
-	for _, r := range withData {
-		rc := r.Reclaim
-		boundLo, boundHi = math.Min(boundLo, rc.BoundMs[0]), math.Max(boundHi, rc.BoundMs[1])
-		for _, t := range rc.TimesMs {
-			lo, hi = math.Min(lo, t), math.Max(hi, t)
-		}
-		total += len(rc.TimesMs)
-	}
-	lo, hi = math.Min(lo, boundLo), math.Max(hi, boundHi)
-
-	// Bins start at the lower bound so that the bound lines fall on bin
-	// edges; about sqrt(n) bins across the bound, between 8 and 40.
-	k := min(40, max(8, int(math.Ceil(math.Sqrt(float64(total))))))
-	width := (boundHi - boundLo) / float64(k)
-	if !(width > 0) {
-		width = math.Max(hi-lo, 1) / float64(k)
-	}
-	first := boundLo - math.Ceil((boundLo-lo)/width)*width
-	nbins := max(1, int(math.Ceil((hi-first)/width-1e-9)))
-
+	bn := binReclaims(withData)
 	p := newPlot("reclaim time: failure to routes deleted (s)", "replications")
 	p.Y.Tick.Marker = linearTicks{whole: true}
 	addGrid(p)
 	f := &figure{title: reclaimTitle(withData)}
 	maxCount := 0.0
 	for i, r := range withData {
-		bins := make([]plotter.HistogramBin, nbins)
-		for b := range bins {
-			bins[b].Min = (first + float64(b)*width) / 1000
-			bins[b].Max = (first + float64(b+1)*width) / 1000
-		}
-		for _, t := range r.Reclaim.TimesMs {
-			b := min(nbins-1, max(0, int(math.Floor((t-first)/width))))
-			bins[b].Weight++
-		}
+		bins := bn.bins(r.Reclaim.TimesMs)
 		for _, b := range bins {
 			maxCount = math.Max(maxCount, b.Weight)
 		}
 		c := seriesColor(i)
-		h := &plotter.Histogram{Bins: bins, Width: width / 1000, FillColor: withAlpha(c, 0x99), LineStyle: lineStyle(c, vg.Points(0.8), nil)}
+		h := &plotter.Histogram{Bins: bins, Width: bn.width / 1000, FillColor: withAlpha(c, 0x99), LineStyle: lineStyle(c, vg.Points(0.8), nil)}
 		p.Add(h)
 		label := "reclaim time (1 run)"
 		if n := len(r.Reclaim.TimesMs); n > 1 {
@@ -85,12 +56,60 @@ func reclaimChart(runs []Run) *figure {
 		}
 		f.legend = append(f.legend, legendItem{label, lower})
 	}
-	pad := (hi - lo) * 0.04
-	p.X.Min, p.X.Max = (first-pad)/1000, (first+float64(nbins)*width+pad)/1000
+	pad := (bn.hi - bn.lo) * 0.04
+	p.X.Min, p.X.Max = (bn.first-pad)/1000, (bn.first+float64(bn.nbins)*bn.width+pad)/1000
 	p.Y.Min, p.Y.Max = 0, math.Max(1, maxCount*1.12)
 	f.caption = caption(runs, "Bound: lease duration - renew period to lease duration + sweep period")
 	f.body = plotBody(p)
 	return f
+}
+
+// reclaimBinning is the reclaim histograms' bins, shared by every run:
+// nbins of width ms from first, covering lo to hi (every time and bound).
+type reclaimBinning struct {
+	lo, hi       float64 // ms
+	first, width float64 // ms
+	nbins        int
+}
+
+// binReclaims bins the runs' reclaim times: bins start at the lower bound
+// so that the bound lines fall on bin edges; about sqrt(n) bins across the
+// bound, between 8 and 40.
+func binReclaims(runs []*Run) reclaimBinning {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	boundLo, boundHi := math.Inf(1), math.Inf(-1)
+	total := 0
+	for _, r := range runs {
+		rc := r.Reclaim
+		boundLo, boundHi = math.Min(boundLo, rc.BoundMs[0]), math.Max(boundHi, rc.BoundMs[1])
+		for _, t := range rc.TimesMs {
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
+		}
+		total += len(rc.TimesMs)
+	}
+	lo, hi = math.Min(lo, boundLo), math.Max(hi, boundHi)
+	k := min(40, max(8, int(math.Ceil(math.Sqrt(float64(total))))))
+	width := (boundHi - boundLo) / float64(k)
+	if !(width > 0) {
+		width = math.Max(hi-lo, 1) / float64(k)
+	}
+	first := boundLo - math.Ceil((boundLo-lo)/width)*width
+	return reclaimBinning{lo: lo, hi: hi, first: first, width: width, nbins: max(1, int(math.Ceil((hi-first)/width-1e-9)))}
+}
+
+// bins counts times (ms) into the binning's bins, whose edges are in
+// seconds.
+func (bn reclaimBinning) bins(times []float64) []plotter.HistogramBin {
+	bins := make([]plotter.HistogramBin, bn.nbins)
+	for b := range bins {
+		bins[b].Min = (bn.first + float64(b)*bn.width) / 1000
+		bins[b].Max = (bn.first + float64(b+1)*bn.width) / 1000
+	}
+	for _, t := range times {
+		b := min(bn.nbins-1, max(0, int(math.Floor((t-bn.first)/bn.width))))
+		bins[b].Weight++
+	}
+	return bins
 }
 
 // reclaimTitle says whether every reclaim time respects the bound.
@@ -121,7 +140,7 @@ func reclaimTitle(runs []*Run) string {
 		return fmt.Sprintf("Routes reclaimed after %s, %s %s", fmtDuration(all[0]), where, bound)
 	}
 	slices.Sort(all)
-	median := stat.Quantile(0.5, stat.Empirical, all, nil)
+	median := quantile.NearestRank(all, 0.5)
 	if outside == 0 {
 		return fmt.Sprintf("All %s reclaim times lie inside %s (median %s)", fmtCount(float64(len(all))), bound, fmtDuration(median))
 	}

@@ -186,8 +186,10 @@ func (r *Run) hasCapacity() bool {
 	return c > 0 && !math.IsInf(c, 0) && !math.IsNaN(c)
 }
 
-// validate reports input the charts cannot draw honestly.
-func (r *Run) validate() error {
+// Validate reports input the charts cannot draw honestly: a run with no
+// policies, a window that is not positive, a negative or non-finite count,
+// a reclaim bound that is not an interval. Overlay and Write check it too.
+func (r *Run) Validate() error {
 	if len(r.Policies) == 0 {
 		return fmt.Errorf("run %q: no policies to chart", r.label())
 	}

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -55,55 +56,80 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 	p := newPlot(x.label(), s.Metric.label())
 	addGrid(p)
 	f := &figure{caption: s.Caption}
-	var flat []float64
-	var where []string
+	var drawn drawnPoints
 	for li, l := range lines {
-		c := seriesColor(li)
-		var pts plotter.XYs
-		var segs []plotter.XYs
-		for i, v := range l.Values {
-			if !finite(v) {
-				if len(pts) > 0 {
-					segs = append(segs, pts)
-					pts = nil
-				}
-				continue
-			}
-			pts = append(pts, xa.xy(ya, x.Values[i], v))
-			flat = append(flat, v)
-			w := x.at(i)
-			if l.Group != "" {
-				w += " (" + l.Group + ")"
-			}
-			where = append(where, w)
-			if l.Lo != nil && l.Hi != nil && finite(l.Lo[i]) && finite(l.Hi[i]) {
-				at := xa.xy(ya, x.Values[i], v)
-				p.Add(&plotter.YErrorBars{
-					XYs:       plotter.XYs{at},
-					YErrors:   plotter.YErrors{{Low: at.Y - ya.to(l.Lo[i]), High: ya.to(l.Hi[i]) - at.Y}},
-					LineStyle: lineStyle(c, vg.Points(1), nil),
-					CapWidth:  vg.Points(5),
-				})
-			}
-		}
-		if len(pts) > 0 {
-			segs = append(segs, pts)
-		}
-		sty := lineStyle(c, vg.Points(1.6), nil)
-		glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-		var thumb *plotter.Line
-		for _, seg := range segs {
-			l := &plotter.Line{XYs: seg, LineStyle: sty}
-			p.Add(l, &plotter.Scatter{XYs: seg, GlyphStyle: glyph})
-			thumb = l
-		}
+		thumb := addSweepLine(p, x, xa, ya, l, seriesColor(li), &drawn)
 		if l.Group != "" && thumb != nil {
 			f.legend = append(f.legend, legendItem{l.Group, thumb})
 		}
 	}
-	f.title = s.Metric.bestTitle(flat, func(i int) string { return where[i] })
+	f.title = s.Metric.bestTitle(drawn.values, func(i int) string { return drawn.where[i] })
 	xa.apply(&p.X)
 	ya.apply(&p.Y)
+	sweepXTicks(p, x, xa)
+	if ya.log {
+		p.Y.Label.Text += ", log scale"
+	}
+	f.body = plotBody(p)
+	return f
+}
+
+// drawnPoints are the values a chart drew and where each is ("rate=10
+// (full)"), for its title.
+type drawnPoints struct {
+	values []float64
+	where  []string
+}
+
+// addSweepLine draws one line of a sweep chart in colour c: its values
+// as points joined by segments, broken where a value is missing, with
+// error bars where it has an interval. It returns a segment to show in
+// the legend, nil if nothing was drawn.
+func addSweepLine(p *plot.Plot, x SweepAxis, xa, ya scale, l SweepLine, c color.Color, drawn *drawnPoints) *plotter.Line {
+	var pts plotter.XYs
+	var segs []plotter.XYs
+	for i, v := range l.Values {
+		if !finite(v) {
+			if len(pts) > 0 {
+				segs = append(segs, pts)
+				pts = nil
+			}
+			continue
+		}
+		pts = append(pts, xa.xy(ya, x.Values[i], v))
+		drawn.values = append(drawn.values, v)
+		w := x.at(i)
+		if l.Group != "" {
+			w += " (" + l.Group + ")"
+		}
+		drawn.where = append(drawn.where, w)
+		if l.Lo != nil && l.Hi != nil && finite(l.Lo[i]) && finite(l.Hi[i]) {
+			at := xa.xy(ya, x.Values[i], v)
+			p.Add(&plotter.YErrorBars{
+				XYs:       plotter.XYs{at},
+				YErrors:   plotter.YErrors{{Low: at.Y - ya.to(l.Lo[i]), High: ya.to(l.Hi[i]) - at.Y}},
+				LineStyle: lineStyle(c, vg.Points(1), nil),
+				CapWidth:  vg.Points(5),
+			})
+		}
+	}
+	if len(pts) > 0 {
+		segs = append(segs, pts)
+	}
+	sty := lineStyle(c, vg.Points(1.6), nil)
+	glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+	var thumb *plotter.Line
+	for _, seg := range segs {
+		line := &plotter.Line{XYs: seg, LineStyle: sty}
+		p.Add(line, &plotter.Scatter{XYs: seg, GlyphStyle: glyph})
+		thumb = line
+	}
+	return thumb
+}
+
+// sweepXTicks labels the swept values on the x axis (one tick each, when
+// there are few), pads the axis and says when it is a log scale.
+func sweepXTicks(p *plot.Plot, x SweepAxis, xa scale) {
 	if len(x.Values) <= 12 {
 		// One labelled tick per swept value.
 		ticks := make(plot.ConstantTicks, len(x.Values))
@@ -120,11 +146,6 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 	if x.Log {
 		p.X.Label.Text += ", log scale"
 	}
-	if ya.log {
-		p.Y.Label.Text += ", log scale"
-	}
-	f.body = plotBody(p)
-	return f
 }
 
 // valueAxis covers metric values (NaN skipped): a count axis when none is

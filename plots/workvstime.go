@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -55,6 +54,8 @@ func workVsTimeChart(runs []Run, ds []drawn) *figure {
 	}
 	xa, ya := ratioAxis(xs), ratioAxis(ys)
 
+	radius := vg.Points(4.5)
+	labels := &pointLabels{radius: radius}
 	for _, w := range ws {
 		at := xa.xy(ya, w.convergenceMs.Mean/1000, w.attempts.Mean)
 		x, y := at.X, at.Y
@@ -75,16 +76,14 @@ func workVsTimeChart(runs []Run, ds []drawn) *figure {
 		}
 		pt := &plotter.Scatter{
 			XYs:        plotter.XYs{at},
-			GlyphStyle: draw.GlyphStyle{Color: w.d.color, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}},
+			GlyphStyle: draw.GlyphStyle{Color: w.d.color, Radius: radius, Shape: draw.CircleGlyph{}},
 		}
-		lbl := &plotter.Labels{
-			XYs:       plotter.XYs{at},
-			Labels:    []string{w.d.label},
-			TextStyle: []text.Style{pointLabelStyle(w.d.color)},
-			Offset:    vg.Point{X: vg.Points(5), Y: vg.Points(5)},
-		}
-		p.Add(pt, lbl)
+		p.Add(pt)
+		labels.xys = append(labels.xys, at)
+		labels.labels = append(labels.labels, w.d.label)
+		labels.styles = append(labels.styles, pointLabelStyle(w.d.color))
 	}
+	p.Add(labels)
 	xa.apply(&p.X)
 	ya.apply(&p.Y)
 	if xa.log {

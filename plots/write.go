@@ -19,6 +19,22 @@ const (
 	QueueChart       = "queue"        // handshakes waiting over time (runs with an outcome and a capacity)
 )
 
+// ChartNames are the base names of every chart Write or Overlay may
+// write, whichever models a run has.
+var ChartNames = []string{AttemptsChart, ConnectedChart, WorkVsTimeChart, ReclaimChart, StaleRoutesChart, DatabaseChart, GoodputChart, QueueChart}
+
+// FileNames are the file names charts with these base names are written
+// to with the default formats: NAME.png and NAME.svg.
+func FileNames(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		for _, f := range (Options{}).withDefaults().Formats {
+			out = append(out, n+"."+f)
+		}
+	}
+	return out
+}
+
 // Write draws every chart the run has data for into dir (which must
 // exist) and returns the paths written, in the order of the constants
 // above.
@@ -33,55 +49,57 @@ func Write(dir string, run Run, opt Options) ([]string, error) {
 // written.
 func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
 	opt = opt.withDefaults()
-	if len(runs) == 0 {
-		return nil, errors.New("plots: no runs to chart")
+	if err := checkOverlay(dir, runs); err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for i := range runs {
-		if err := runs[i].validate(); err != nil {
-			return nil, fmt.Errorf("plots: %w", err)
-		}
-		l := runs[i].label()
-		if len(runs) > 1 && seen[l] {
-			return nil, fmt.Errorf("plots: two runs are labelled %q; give each a distinct Label", l)
-		}
-		seen[l] = true
-	}
-	if st, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("plots: %w", err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("plots: %s is not a directory", dir)
-	}
-
 	ds := flatten(runs)
 	var written []string
 	for _, name := range chartNames(runs) {
-		var f *figure
-		switch name {
-		case AttemptsChart:
-			f = attemptsChart(runs, ds, opt)
-		case ConnectedChart:
-			f = connectedChart(runs, ds, opt)
-		case WorkVsTimeChart:
-			f = workVsTimeChart(runs, ds)
-		case ReclaimChart:
-			f = reclaimChart(runs)
-		case StaleRoutesChart:
-			f = staleChart(runs, ds, opt)
-		case DatabaseChart:
-			f = databaseChart(runs, ds, opt)
-		case GoodputChart:
-			f = goodputChart(runs, ds, opt)
-		case QueueChart:
-			f = queueChart(runs, ds, opt)
-		}
-		paths, err := f.save(dir, name, opt)
+		paths, err := chartBuilders[name](runs, ds, opt).save(dir, name, opt)
 		written = append(written, paths...)
 		if err != nil {
 			return written, fmt.Errorf("plots: %s: %w", name, err)
 		}
 	}
 	return written, nil
+}
+
+// checkOverlay refuses runs that cannot be drawn together (none, an
+// invalid one, two with one label) and a dir that is not a directory.
+func checkOverlay(dir string, runs []Run) error {
+	if len(runs) == 0 {
+		return errors.New("plots: no runs to chart")
+	}
+	seen := map[string]bool{}
+	for i := range runs {
+		if err := runs[i].Validate(); err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		l := runs[i].label()
+		if len(runs) > 1 && seen[l] {
+			return fmt.Errorf("plots: two runs are labelled %q; give each a distinct Label", l)
+		}
+		seen[l] = true
+	}
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("plots: %w", err)
+	} else if !st.IsDir() {
+		return fmt.Errorf("plots: %s is not a directory", dir)
+	}
+	return nil
+}
+
+// chartBuilders draw each chart, by its name, from the runs and their
+// policies' series.
+var chartBuilders = map[string]func(runs []Run, ds []drawn, opt Options) *figure{
+	AttemptsChart:    attemptsChart,
+	ConnectedChart:   connectedChart,
+	WorkVsTimeChart:  func(runs []Run, ds []drawn, _ Options) *figure { return workVsTimeChart(runs, ds) },
+	ReclaimChart:     func(runs []Run, _ []drawn, _ Options) *figure { return reclaimChart(runs) },
+	StaleRoutesChart: staleChart,
+	DatabaseChart:    databaseChart,
+	GoodputChart:     goodputChart,
+	QueueChart:       queueChart,
 }
 
 // Names lists the chart base names Write would produce for run: the three

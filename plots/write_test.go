@@ -343,3 +343,29 @@ func TestWindowLineDownsamplesLongSeries(t *testing.T) {
 		t.Errorf("short line = %v, want %v", short.XYs, want)
 	}
 }
+
+// TestChartNamesListsEveryChart keeps ChartNames whole: every chart the
+// synthetic runs with each model draw is in it, so that stormsim run and
+// plot can remove a chart an earlier run drew and this one does not.
+func TestChartNamesListsEveryChart(t *testing.T) {
+	for _, run := range []Run{seedModelRun(), outcomeRun(), labRun()} {
+		for _, name := range Names(run) {
+			if !slices.Contains(ChartNames, name) {
+				t.Errorf("chart %q is not in ChartNames", name)
+			}
+		}
+	}
+}
+
+// TestEveryChartHasABuilder pins that each chart name has a function that
+// draws it, and no function draws an unnamed chart.
+func TestEveryChartHasABuilder(t *testing.T) {
+	for _, name := range ChartNames {
+		if chartBuilders[name] == nil {
+			t.Errorf("chart %q has no builder", name)
+		}
+	}
+	if len(chartBuilders) != len(ChartNames) {
+		t.Errorf("%d builders for %d chart names", len(chartBuilders), len(ChartNames))
+	}
+}

@@ -11,7 +11,7 @@ import (
 // kind's defaults. Exponential backoff without jitter waits base * 2^n
 // after its n-th failure (from 0), up to the cap.
 func ExampleNew() {
-	b, err := policies.New(policies.Spec{Name: "exponential", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond})
+	b, err := policies.New(policies.Spec{Kind: "exponential", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -24,7 +24,7 @@ func ExampleNew() {
 		waits = append(waits, wait)
 	}
 	fmt.Println(waits)
-	_, err = policies.New(policies.Spec{Name: "full", Base: time.Second, Cap: time.Millisecond})
+	_, err = policies.New(policies.Spec{Kind: "full", Base: time.Second, Cap: time.Millisecond})
 	fmt.Println(err)
 	// Output:
 	// [100ms 200ms 400ms 800ms 1.6s 3.2s 3.2s]
@@ -34,7 +34,7 @@ func ExampleNew() {
 // Retry-After is a floor when the client honours it: a 5 s Retry-After
 // stretches a 100 ms backoff, and max_attempts makes the client give up.
 func ExampleBackoff_Next() {
-	b, _ := policies.New(policies.Spec{Name: "fixed", Base: 100 * time.Millisecond, HonorRetryAfter: true, MaxAttempts: 2})
+	b, _ := policies.New(policies.Spec{Kind: "fixed", Base: 100 * time.Millisecond, HonorRetryAfter: true, MaxAttempts: 2})
 	wait, _, giveUp := b.Next(1, 0, 5*time.Second, 0)
 	fmt.Println(wait, giveUp)
 	_, _, giveUp = b.Next(2, 0, 5*time.Second, 0)

@@ -54,37 +54,37 @@ func TestPolicyBounds(t *testing.T) {
 		spec   Spec
 		bounds func(n int, prev time.Duration) (lo, hi time.Duration) // inclusive lo, exclusive hi
 	}{
-		{Spec{Name: "none", MinGap: 5 * ms}, func(int, time.Duration) (time.Duration, time.Duration) { return 5 * ms, 5*ms + 1 }},
-		{Spec{Name: "fixed", Base: 70 * ms}, func(int, time.Duration) (time.Duration, time.Duration) { return 70 * ms, 70*ms + 1 }},
-		{Spec{Name: "exponential", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "none", MinGap: 5 * ms}, func(int, time.Duration) (time.Duration, time.Duration) { return 5 * ms, 5*ms + 1 }},
+		{Spec{Kind: "fixed", Base: 70 * ms}, func(int, time.Duration) (time.Duration, time.Duration) { return 70 * ms, 70*ms + 1 }},
+		{Spec{Kind: "exponential", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			c := ceil(100*ms, 3200*ms, 2, n)
 			return c, c + 1
 		}},
-		{Spec{Name: "full", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			return 0, ceil(100*ms, 3200*ms, 2, n)
 		}},
-		{Spec{Name: "equal", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "equal", Base: 100 * ms, Cap: 3200 * ms}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			c := ceil(100*ms, 3200*ms, 2, n)
 			return c / 2, c
 		}},
-		{Spec{Name: "decorrelated", Base: 100 * ms, Cap: 3200 * ms}, func(_ int, prev time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "decorrelated", Base: 100 * ms, Cap: 3200 * ms}, func(_ int, prev time.Duration) (time.Duration, time.Duration) {
 			return 100 * ms, min(3200*ms+1, 3*max(prev, 100*ms))
 		}},
-		{Spec{Name: "grpc"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "grpc"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			c := ceil(time.Second, 120*time.Second, 1.6, n)
 			return c - c/5 - 2, c + c/5 + 2
 		}},
-		{Spec{Name: "socketio"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "socketio"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			c := float64(time.Second) * math.Pow(2, float64(n))
 			return time.Duration(math.Min(5e9, c/2)) - 1, time.Duration(math.Min(5e9, 1.5*c)) + 1
 		}},
-		{Spec{Name: "cenkalti"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
+		{Spec{Kind: "cenkalti"}, func(n int, _ time.Duration) (time.Duration, time.Duration) {
 			c := ceil(500*ms, 60*time.Second, 1.5, n)
 			return c/2 - 2, c + c/2 + 2
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.spec.Name, func(t *testing.T) {
+		t.Run(string(tt.spec.Kind), func(t *testing.T) {
 			b := mustNew(t, tt.spec)
 			for client := uint64(0); client < 200; client++ {
 				var prev time.Duration
@@ -114,14 +114,14 @@ func TestJitterMeans(t *testing.T) {
 		n    int
 		want float64 // ms
 	}{
-		{Spec{Name: "full", Base: 100 * ms, Cap: 3200 * ms}, 3, 400},
-		{Spec{Name: "equal", Base: 100 * ms, Cap: 3200 * ms}, 3, 600},
-		{Spec{Name: "grpc"}, 2, 2560},
-		{Spec{Name: "cenkalti"}, 1, 750},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms}, 3, 400},
+		{Spec{Kind: "equal", Base: 100 * ms, Cap: 3200 * ms}, 3, 600},
+		{Spec{Kind: "grpc"}, 2, 2560},
+		{Spec{Kind: "cenkalti"}, 1, 750},
 		// socket.io: one r sizes the deviation (r*ms/2) and picks its sign
 		// (odd decile of r: +). E[sign*r] = sum over deciles k of
 		// (-1)^(k+1) * (2k+1)/200 = 10/200, so the mean is ms*(1 + 0.5*0.05).
-		{Spec{Name: "socketio", Cap: time.Hour}, 1, 2050},
+		{Spec{Kind: "socketio", Cap: time.Hour}, 1, 2050},
 	}
 	for _, tt := range tests {
 		b := mustNew(t, tt.spec)
@@ -130,14 +130,14 @@ func TestJitterMeans(t *testing.T) {
 			sum += float64(b.Policy.Delay(tt.n, 0, Draw(1, i, 7, StreamBackoff))) / float64(ms)
 		}
 		if mean := sum / draws; math.Abs(mean-tt.want) > 0.02*tt.want {
-			t.Errorf("%s n=%d: mean %.1f ms, want %.1f ms", tt.spec.Name, tt.n, mean, tt.want)
+			t.Errorf("%s n=%d: mean %.1f ms, want %.1f ms", string(tt.spec.Kind), tt.n, mean, tt.want)
 		}
 	}
 }
 
 // TestNextClientRules pins max_attempts, honor_retry_after and the client floor.
 func TestNextClientRules(t *testing.T) {
-	b := mustNew(t, Spec{Name: "exponential", Base: 100 * ms, Cap: time.Second, MaxAttempts: 3, HonorRetryAfter: true, MinDelayAfterReject: 150 * ms})
+	b := mustNew(t, Spec{Kind: "exponential", Base: 100 * ms, Cap: time.Second, MaxAttempts: 3, HonorRetryAfter: true, MinDelayAfterReject: 150 * ms})
 	tests := []struct {
 		attempts   int
 		retryAfter time.Duration
@@ -155,7 +155,7 @@ func TestNextClientRules(t *testing.T) {
 			t.Errorf("Next(%d, ra=%v) = %v, %v; want %v, %v", tt.attempts, tt.retryAfter, wait, giveUp, tt.wait, tt.giveUp)
 		}
 	}
-	ignoring := mustNew(t, Spec{Name: "fixed", Base: 100 * ms})
+	ignoring := mustNew(t, Spec{Kind: "fixed", Base: 100 * ms})
 	if wait, _, _ := ignoring.Next(1, 0, time.Second, 0); wait != 100*ms {
 		t.Errorf("without honor_retry_after the wait is %v, want 100ms", wait)
 	}
@@ -167,15 +167,15 @@ func TestSpecErrors(t *testing.T) {
 		spec Spec
 		key  string
 	}{
-		{Spec{Name: "bogus"}, "name"},
-		{Spec{Name: "none"}, "min_gap"},
-		{Spec{Name: "fixed"}, "base"},
-		{Spec{Name: "full", Base: 100 * ms, Cap: 50 * ms}, "cap"},
-		{Spec{Name: "full", Cap: 50 * ms}, "base"},
-		{Spec{Name: "exponential", Base: ms, Cap: 2 * ms, Multiplier: 0.5}, "multiplier"},
-		{Spec{Name: "grpc", Jitter: 1.5}, "jitter"},
-		{Spec{Name: "full", Base: ms, Cap: ms, MaxAttempts: -1}, "max_attempts"},
-		{Spec{Name: "full", Base: ms, Cap: ms, MinDelayAfterReject: -ms}, "min_delay_after_reject"},
+		{Spec{Kind: "bogus"}, "name"},
+		{Spec{Kind: "none"}, "min_gap"},
+		{Spec{Kind: "fixed"}, "base"},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 50 * ms}, "cap"},
+		{Spec{Kind: "full", Cap: 50 * ms}, "base"},
+		{Spec{Kind: "exponential", Base: ms, Cap: 2 * ms, Multiplier: 0.5}, "multiplier"},
+		{Spec{Kind: "grpc", Jitter: 1.5}, "jitter"},
+		{Spec{Kind: "full", Base: ms, Cap: ms, MaxAttempts: -1}, "max_attempts"},
+		{Spec{Kind: "full", Base: ms, Cap: ms, MinDelayAfterReject: -ms}, "min_delay_after_reject"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)

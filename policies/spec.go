@@ -9,8 +9,8 @@ import (
 // client-side rules every policy shares. Zero fields take the kind's
 // defaults (see Kinds).
 type Spec struct {
-	Name                string        `yaml:"name"`                   // policy kind, e.g. "full"
-	Label               string        `yaml:"label"`                  // result name; defaults to Name
+	Kind                KindName      `yaml:"name"`                   // the policy's kind, e.g. KindFull
+	Label               string        `yaml:"label"`                  // result name; defaults to the kind
 	Base                time.Duration `yaml:"base"`                   // first ceiling or fixed delay
 	Cap                 time.Duration `yaml:"cap"`                    // largest ceiling
 	Multiplier          float64       `yaml:"multiplier"`             // growth per failure (>= 1)
@@ -26,9 +26,26 @@ type Spec struct {
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 }
 
-// Kind describes one policy kind: its formula and its defaults.
-type Kind struct {
-	Name     string
+// KindName names a policy kind (Spec.Kind); the config writes it as the
+// policy's name.
+type KindName string
+
+// The policy kinds.
+const (
+	KindNone         KindName = "none"
+	KindFixed        KindName = "fixed"
+	KindExponential  KindName = "exponential"
+	KindFull         KindName = "full"
+	KindEqual        KindName = "equal"
+	KindDecorrelated KindName = "decorrelated"
+	KindGRPC         KindName = "grpc"
+	KindSocketIO     KindName = "socketio"
+	KindCenkalti     KindName = "cenkalti"
+)
+
+// KindInfo describes one policy kind: its formula and its defaults.
+type KindInfo struct {
+	Name     KindName
 	Formula  string
 	Defaults Spec   // parameters used when the Spec leaves them zero
 	Source   string // where preset defaults come from
@@ -40,35 +57,35 @@ type Kind struct {
 }
 
 // Kinds lists every policy kind in display order.
-var Kinds = []Kind{
-	{Name: "none", Formula: "delay = min_gap", Defaults: Spec{}},
-	{Name: "fixed", Formula: "delay = base", Defaults: Spec{}},
-	{Name: "exponential", Formula: "delay = min(cap, base*multiplier^n)", Defaults: Spec{Multiplier: 2}},
-	{Name: "full", Formula: "delay = uniform[0, min(cap, base*multiplier^n))", Defaults: Spec{Multiplier: 2}},
-	{Name: "equal", Formula: "c = min(cap, base*multiplier^n); delay = c/2 + uniform[0, c/2)", Defaults: Spec{Multiplier: 2}},
-	{Name: "decorrelated", Formula: "delay = min(cap, uniform[base, 3*prev)), prev starts at base", Defaults: Spec{}},
-	{Name: "grpc", Formula: "c = min(cap, base*multiplier^n); delay = c + uniform[-jitter*c, jitter*c)",
+var Kinds = []KindInfo{
+	{Name: KindNone, Formula: "delay = min_gap", Defaults: Spec{}},
+	{Name: KindFixed, Formula: "delay = base", Defaults: Spec{}},
+	{Name: KindExponential, Formula: "delay = min(cap, base*multiplier^n)", Defaults: Spec{Multiplier: 2}},
+	{Name: KindFull, Formula: "delay = uniform[0, min(cap, base*multiplier^n))", Defaults: Spec{Multiplier: 2}},
+	{Name: KindEqual, Formula: "c = min(cap, base*multiplier^n); delay = c/2 + uniform[0, c/2)", Defaults: Spec{Multiplier: 2}},
+	{Name: KindDecorrelated, Formula: "delay = min(cap, uniform[base, 3*prev)), prev starts at base", Defaults: Spec{}},
+	{Name: KindGRPC, Formula: "c = min(cap, base*multiplier^n); delay = c + uniform[-jitter*c, jitter*c)",
 		Defaults:       Spec{Base: time.Second, Multiplier: 1.6, Cap: 120 * time.Second, Jitter: 0.2},
 		Source:         "grpc/grpc doc/connection-backoff.md: INITIAL_BACKOFF=1s, MULTIPLIER=1.6, JITTER=0.2, MAX_BACKOFF=120s",
 		LibraryTimeout: 20 * time.Second, TimeoutSource: "grpc/grpc doc/connection-backoff.md: MIN_CONNECT_TIMEOUT=20s"},
-	{Name: "socketio", Formula: "ms = base*multiplier^n; dev = floor(r*jitter*ms); ms = ms ± dev (sign from floor(r*10) odd); delay = min(cap, ms)",
+	{Name: KindSocketIO, Formula: "ms = base*multiplier^n; dev = floor(r*jitter*ms); ms = ms ± dev (sign from floor(r*10) odd); delay = min(cap, ms)",
 		Defaults:       Spec{Base: time.Second, Multiplier: 2, Cap: 5 * time.Second, Jitter: 0.5},
 		Source:         "socket.io-client Manager defaults: reconnectionDelay=1000, reconnectionDelayMax=5000, randomizationFactor=0.5; backo2 factor=2",
 		LibraryTimeout: 20 * time.Second, TimeoutSource: "socket.io-client Manager defaults: timeout=20000"},
-	{Name: "cenkalti", Formula: "c = min(cap, base*multiplier^n); delay = uniform[c*(1-jitter), c*(1+jitter)]",
+	{Name: KindCenkalti, Formula: "c = min(cap, base*multiplier^n); delay = uniform[c*(1-jitter), c*(1+jitter)]",
 		Defaults:      Spec{Base: 500 * time.Millisecond, Multiplier: 1.5, Cap: 60 * time.Second, Jitter: 0.5},
 		Source:        "github.com/cenkalti/backoff ExponentialBackOff: DefaultInitialInterval=500ms, DefaultMultiplier=1.5, DefaultMaxInterval=60s, DefaultRandomizationFactor=0.5",
 		TimeoutSource: "a backoff library: its caller sets the timeout"},
 }
 
 // LookupKind returns the kind called name.
-func LookupKind(name string) (Kind, bool) {
+func LookupKind(name KindName) (KindInfo, bool) {
 	for _, k := range Kinds {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return Kind{}, false
+	return KindInfo{}, false
 }
 
 // ParamError says which key of a policy is wrong and why; the config package
@@ -86,7 +103,7 @@ func (e *ParamError) Error() string {
 // WithDefaults returns s with every zero parameter replaced by its kind's
 // default. Unknown kinds are returned unchanged.
 func (s Spec) WithDefaults() Spec {
-	k, ok := LookupKind(s.Name)
+	k, ok := LookupKind(s.Kind)
 	if !ok {
 		return s
 	}
@@ -104,7 +121,7 @@ func (s Spec) WithDefaults() Spec {
 		s.Jitter = d.Jitter
 	}
 	if s.Label == "" {
-		s.Label = s.Name
+		s.Label = string(s.Kind)
 	}
 	return s
 }
@@ -120,9 +137,9 @@ type Backoff struct {
 // rule lives here, once.
 func New(s Spec) (*Backoff, error) {
 	s = s.WithDefaults()
-	kind, ok := LookupKind(s.Name)
+	kind, ok := LookupKind(s.Kind)
 	if !ok {
-		return nil, &ParamError{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Name}
+		return nil, &ParamError{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Kind}
 	}
 	if s.MaxAttempts < 0 {
 		return nil, &ParamError{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}
@@ -135,12 +152,12 @@ func New(s Spec) (*Backoff, error) {
 	}
 	var p Policy
 	switch kind.Name {
-	case "none":
+	case KindNone:
 		if s.MinGap <= 0 {
 			return nil, &ParamError{Key: "min_gap", Problem: "must be > 0 for policy none, or retries would loop within one instant", Got: s.MinGap}
 		}
 		return &Backoff{Spec: s, Policy: None{MinGap: s.MinGap}}, nil
-	case "fixed":
+	case KindFixed:
 		if s.Base <= 0 {
 			return nil, &ParamError{Key: "base", Problem: "must be > 0", Got: s.Base}
 		}
@@ -152,7 +169,7 @@ func New(s Spec) (*Backoff, error) {
 	if s.Cap < s.Base {
 		return nil, &ParamError{Key: "cap", Problem: "must be >= base (" + s.Base.String() + ")", Got: s.Cap}
 	}
-	if kind.Name != "decorrelated" && (s.Multiplier < 1 || s.Multiplier > 1000) {
+	if kind.Name != KindDecorrelated && (s.Multiplier < 1 || s.Multiplier > 1000) {
 		return nil, &ParamError{Key: "multiplier", Problem: "must be in [1, 1000]", Got: s.Multiplier}
 	}
 	if s.Jitter < 0 || s.Jitter > 1 {
@@ -160,20 +177,20 @@ func New(s Spec) (*Backoff, error) {
 	}
 	m, j := FixedFrom(s.Multiplier), FixedFrom(s.Jitter)
 	switch kind.Name {
-	case "exponential":
+	case KindExponential:
 		p = Exponential{NewCeilings(s.Base, s.Cap, m)}
-	case "full":
+	case KindFull:
 		p = FullJitter{NewCeilings(s.Base, s.Cap, m)}
-	case "equal":
+	case KindEqual:
 		p = EqualJitter{NewCeilings(s.Base, s.Cap, m)}
-	case "decorrelated":
+	case KindDecorrelated:
 		p = Decorrelated{Base: s.Base, Cap: s.Cap}
-	case "grpc":
+	case KindGRPC:
 		p = GRPC{Ceilings: NewCeilings(s.Base, s.Cap, m), Jitter: j}
-	case "socketio":
+	case KindSocketIO:
 		// Beyond 2*cap even the largest downward deviation stays above cap.
 		p = SocketIO{Ceilings: NewCeilings(s.Base, 2*s.Cap, m), Jitter: j, MaxCap: s.Cap}
-	case "cenkalti":
+	case KindCenkalti:
 		p = Cenkalti{Ceilings: NewCeilings(s.Base, s.Cap, m), Jitter: j}
 	}
 	return &Backoff{Spec: s, Policy: p}, nil

@@ -1,15 +1,11 @@
-// Package results runs the storms a scenario describes and holds their
-// outcome as a versioned JSON document and a text summary.
+// Package results holds the outcome of a scenario's storms as a versioned
+// JSON document and a text summary, and names and summarises the metrics
+// of a result.
 package results
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 
-	"stormsim/config"
-	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -26,10 +22,10 @@ var Version = "0.1.0"
 type Document struct {
 	SchemaVersion int             `json:"schema_version"`
 	Tool          string          `json:"tool"`        // "stormsim <version>"
-	ConfigHash    string          `json:"config_hash"` // config.Hash of the resolved scenario
+	ConfigHash    string          `json:"config_hash"` // identifies the resolved config file (see New)
 	Name          string          `json:"name"`
 	Seed          uint64          `json:"seed"`
-	Config        json.RawMessage `json:"config"`  // config.Echo of the resolved scenario
+	Config        json.RawMessage `json:"config"`  // the resolved config file as JSON (see New)
 	Results       []sim.Result    `json:"results"` // with replications, the first one's (seed Seed)
 
 	// With replications >= 2 only: the seeds run and, per policy, each
@@ -39,116 +35,18 @@ type Document struct {
 	Summary      []Summary     `json:"summary,omitempty"`
 }
 
-// UnknownPolicyError says that a requested policy label is not in the
-// scenario.
-type UnknownPolicyError struct {
-	Label     string
-	Available []string // labels in config order
-}
-
-func (e *UnknownPolicyError) Error() string {
-	return fmt.Sprintf("--policy %s: unknown policy; the config has %s", e.Label, strings.Join(e.Available, ", "))
-}
-
-// SelectPolicies returns the policies of s whose labels are in filter, in
-// config order; an empty filter selects them all. s must be resolved, so
-// that every label is set.
-func SelectPolicies(s *sim.Scenario, filter []string) ([]policies.Spec, error) {
-	if len(filter) == 0 {
-		return s.Policies, nil
-	}
-	labels := make([]string, len(s.Policies))
-	for i, p := range s.Policies {
-		labels[i] = p.Label
-	}
-	for _, want := range filter {
-		if !slices.Contains(labels, want) {
-			return nil, &UnknownPolicyError{Label: want, Available: labels}
-		}
-	}
-	var selected []policies.Spec
-	for _, p := range s.Policies {
-		if slices.Contains(filter, p.Label) {
-			selected = append(selected, p)
-		}
-	}
-	return selected, nil
-}
-
-// Build runs the storm of the resolved scenario s for each selected policy
-// (see SelectPolicies) and each of its replications, on up to
-// runtime.GOMAXPROCS goroutines. See BuildParallel.
-func Build(s *sim.Scenario, policyFilter []string) (*Document, error) {
-	return BuildParallel(s, policyFilter, 0)
-}
-
-// BuildParallel runs the storm of the resolved scenario s for each selected
-// policy and each replication r in [0, s.Replications) with seed s.Seed+r,
-// on up to workers goroutines (0 means runtime.GOMAXPROCS). Runs are
-// collected by index, so the document is the same whatever workers is.
-// With one replication the document has no Replications or Summary.
-func BuildParallel(s *sim.Scenario, policyFilter []string, workers int) (*Document, error) {
-	specs, err := SelectPolicies(s, policyFilter)
-	if err != nil {
-		return nil, err
-	}
-	reps := max(1, s.Replications)
-	runs := make([]sim.Result, len(specs)*reps) // index rep*len(specs) + policy
-	metrics := make([][]Metric, len(runs))
-	err = ForEach(len(runs), workers, func(i int) error {
-		rep, p := i/len(specs), i%len(specs)
-		r, err := RunOne(s, specs[p], s.Seed+uint64(rep))
-		if err != nil {
-			return err
-		}
-		metrics[i] = ResultMetrics(&r)
-		if rep == 0 {
-			runs[i] = r // only the first replication keeps its series
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	doc := New(s)
-	doc.Results = append(doc.Results, runs[:len(specs)]...)
-	if reps < 2 {
-		return doc, nil
-	}
-	doc.Replications = &Replications{Count: reps}
-	for rep := range reps {
-		doc.Replications.Seeds = append(doc.Replications.Seeds, s.Seed+uint64(rep))
-	}
-	for p, spec := range specs {
-		perRun := make([][]Metric, reps)
-		for rep := range reps {
-			perRun[rep] = metrics[rep*len(specs)+p]
-		}
-		doc.Summary = append(doc.Summary, SummarizeRuns(spec.Label, perRun))
-	}
-	return doc, nil
-}
-
-// New returns the document for s with no results yet.
-func New(s *sim.Scenario) *Document {
+// New returns the document of a run of the resolved scenario s, with no
+// results yet. configHash and config identify the resolved config file
+// that s came from (its hash and its echo, as package config computes
+// them); the document records them as given.
+func New(s *sim.Scenario, configHash string, config json.RawMessage) *Document {
 	return &Document{
 		SchemaVersion: SchemaVersion,
 		Tool:          "stormsim " + Version,
-		ConfigHash:    config.Hash(s),
+		ConfigHash:    configHash,
 		Name:          s.Name,
 		Seed:          s.Seed,
-		Config:        config.Echo(s),
+		Config:        config,
 		Results:       []sim.Result{},
 	}
-}
-
-// RunOne runs one storm of s: every client uses policy spec and randomness
-// comes from seed. It is the unit of work that replications and parallel
-// runs schedule; it touches no shared state.
-func RunOne(s *sim.Scenario, spec policies.Spec, seed uint64) (sim.Result, error) {
-	b, err := policies.New(spec)
-	if err != nil {
-		return sim.Result{}, fmt.Errorf("policy %s: %w", spec.Label, err)
-	}
-	return sim.Run(s, b, seed), nil
 }

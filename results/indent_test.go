@@ -33,10 +33,7 @@ func TestIndentJSON(t *testing.T) {
 // TestJSONMatchesEncodingJSON checks against encoding/json as an oracle:
 // same content, and where no array is flat the same bytes as MarshalIndent.
 func TestJSONMatchesEncodingJSON(t *testing.T) {
-	doc, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := build(t, scenario(t))
 	got, err := doc.JSON()
 	if err != nil {
 		t.Fatal(err)

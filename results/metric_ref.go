@@ -2,10 +2,12 @@ package results
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"stormsim/internal/suggest"
+	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -77,17 +79,13 @@ type Catalog struct {
 }
 
 // NewCatalog is the catalog of resolved scenario s run with the policies
-// that policyFilter selects (see SelectPolicies).
-func NewCatalog(s *sim.Scenario, policyFilter []string) (Catalog, error) {
-	specs, err := SelectPolicies(s, policyFilter)
-	if err != nil {
-		return Catalog{}, err
-	}
+// specs (all of s's, or those a --policy filter selects).
+func NewCatalog(s *sim.Scenario, specs []policies.Spec) Catalog {
 	c := Catalog{Replications: s.Replications}
 	for _, p := range specs {
 		c.Labels = append(c.Labels, p.Label)
 	}
-	return c, nil
+	return c
 }
 
 // Check reports whether m can name a metric of the catalog's runs, with a
@@ -153,4 +151,37 @@ func TimeUnit(field string) string {
 		}
 	}
 	return ""
+}
+
+// sectionModels names, for each result section that a model produces,
+// the scenario keys that turn it on (any of them).
+var sectionModels = map[string][]string{
+	"detection": {"detection"},
+	"reclaim":   {"lease"},
+	"drain":     {"then_drain", "failure"},
+	"database":  {"database"},
+	"gateways":  {"gateways"},
+}
+
+// ModelKeys are the scenario keys of the models that produce field's
+// section ("reclaim.reclaim_ms" needs lease:); nil for a field every run
+// has.
+func ModelKeys(field string) []string {
+	section, _, _ := strings.Cut(Pattern(field), ".")
+	return sectionModels[strings.TrimSuffix(section, "[]")]
+}
+
+// ModelsOn lists the top-level scenario keys of s whose optional section
+// is set (a model that is on): "lease", "network", ...
+func ModelsOn(s *sim.Scenario) []string {
+	var on []string
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Type.Kind() == reflect.Pointer && key != "" && !v.Field(i).IsNil() {
+			on = append(on, key)
+		}
+	}
+	return on
 }

@@ -3,6 +3,9 @@ package results
 import (
 	"strings"
 	"testing"
+
+	"stormsim/models"
+	"stormsim/sim"
 )
 
 func TestParseMetricRef(t *testing.T) {
@@ -88,5 +91,21 @@ func TestTimeUnit(t *testing.T) {
 		if got := TimeUnit(tt.field); got != tt.want {
 			t.Errorf("TimeUnit(%q) = %q, want %q", tt.field, got, tt.want)
 		}
+	}
+}
+
+func TestModelKeysAndModelsOn(t *testing.T) {
+	for field, want := range map[string]string{
+		"reclaim.reclaim_ms": "lease", "gateways[2].accepted": "gateways", "database.peak_rows_per_s": "database",
+		"drain.drain_ms": "then_drain failure", "detection.last_notice_ms": "detection",
+		"convergence_ms": "", "connect_ms.p99": "", "attempts": "",
+	} {
+		if got := strings.Join(ModelKeys(field), " "); got != want {
+			t.Errorf("ModelKeys(%s) = %q, want %q", field, got, want)
+		}
+	}
+	s := &sim.Scenario{Lease: &models.LeaseSpec{}, Database: &models.DatabaseSpec{}}
+	if got := strings.Join(ModelsOn(s), " "); got != "lease database" {
+		t.Errorf("ModelsOn = %q", got)
 	}
 }

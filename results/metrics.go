@@ -27,41 +27,63 @@ type Metric struct {
 // even when zero, since zero is its value, not missing data.
 func ResultMetrics(r *sim.Result) []Metric {
 	var out []Metric
-	flattenValue("", reflect.ValueOf(r).Elem(), &out)
+	flattenValue("", reflect.ValueOf(r).Elem(), &out, nil)
 	return out
 }
 
-func flattenValue(name string, v reflect.Value, out *[]Metric) {
+// Series is one array of numbers in a result, named as a Metric is by its
+// JSON path ("series.attempts", "gateways[0].series.accepts",
+// "reclaim.stale_routes"): mostly a per-window series, one value per
+// metrics window, in the unit its name says.
+type Series struct {
+	Name   string
+	Values []float64
+}
+
+// ResultSeries lists the arrays of numbers in r in JSON field order: what
+// ResultMetrics leaves out, so that between them they cover every number
+// of a result. An empty array is listed, with no values.
+func ResultSeries(r *sim.Result) []Series {
+	var out []Series
+	flattenValue("", reflect.ValueOf(r).Elem(), nil, &out)
+	return out
+}
+
+// flattenValue appends the numbers in v, named from name down: its scalars
+// to metrics and its arrays of numbers to series; either may be nil to
+// skip them.
+func flattenValue(name string, v reflect.Value, metrics *[]Metric, series *[]Series) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			flattenValue(name, v.Elem(), out)
+			flattenValue(name, v.Elem(), metrics, series)
 		}
 	case reflect.Struct:
 		for _, f := range jsonFields(v.Type()) {
 			fv, ok := fieldValue(v, f.index)
 			if ok {
-				flattenValue(joinName(name, f.name), fv, out)
+				flattenValue(joinName(name, f.name), fv, metrics, series)
 			}
 		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		*out = append(*out, Metric{name, float64(v.Int())})
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		*out = append(*out, Metric{name, float64(v.Uint())})
-	case reflect.Float32, reflect.Float64:
-		*out = append(*out, Metric{name, v.Float()})
-	case reflect.Bool:
-		b := 0.0
-		if v.Bool() {
-			b = 1
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Bool:
+		if metrics != nil {
+			*metrics = append(*metrics, Metric{name, number(v)})
 		}
-		*out = append(*out, Metric{name, b})
 	case reflect.Slice, reflect.Array:
 		if !hasFields(v.Type().Elem()) {
-			return // a series
+			if series != nil && isNumber(v.Type().Elem()) {
+				values := make([]float64, v.Len())
+				for i := range values {
+					values[i] = number(v.Index(i))
+				}
+				*series = append(*series, Series{name, values})
+			}
+			return
 		}
 		for i := range v.Len() {
-			flattenValue(name+"["+strconv.Itoa(i)+"]", v.Index(i), out)
+			flattenValue(name+"["+strconv.Itoa(i)+"]", v.Index(i), metrics, series)
 		}
 	case reflect.Map:
 		if v.Type().Key().Kind() != reflect.String {
@@ -70,9 +92,37 @@ func flattenValue(name string, v reflect.Value, out *[]Metric) {
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {
-			flattenValue(name+"["+k.String()+"]", v.MapIndex(k), out)
+			flattenValue(name+"["+k.String()+"]", v.MapIndex(k), metrics, series)
 		}
 	}
+}
+
+// isNumber reports whether values of t are numbers in a result: integers,
+// floats or booleans (1 and 0).
+func isNumber(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Bool:
+		return true
+	}
+	return false
+}
+
+// number is v, of a kind isNumber accepts, as a float64.
+func number(v reflect.Value) float64 {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(v.Uint())
+	case reflect.Bool:
+		if v.Bool() {
+			return 1
+		}
+		return 0
+	}
+	return v.Float()
 }
 
 // fieldValue follows index through embedded structs; ok is false when an

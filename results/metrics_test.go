@@ -112,7 +112,7 @@ func isMapField(name string) bool { return name == "by_name" || name == "plain" 
 func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	v := shapeValue()
 	var got []Metric
-	flattenValue("", reflect.ValueOf(v), &got)
+	flattenValue("", reflect.ValueOf(v), &got, nil)
 	want := []Metric{
 		{"count", 3}, {"time_ms", 1.5}, {"zero", 0}, {"extra", 7}, {"on.a", 2.25},
 		{"rows[0].id", 4}, {"rows[1].id", 5}, {"by_name[a].id", 8}, {"by_name[z].id", 6}, {"flag", 1},
@@ -133,6 +133,18 @@ func TestFlattenMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestSeriesAreWhatMetricsLeaveOut pins the series of shape by hand: its
+// arrays of numbers, in field order, and no array of records or strings.
+func TestSeriesAreWhatMetricsLeaveOut(t *testing.T) {
+	v := shapeValue()
+	var got []Series
+	flattenValue("", reflect.ValueOf(v), nil, &got)
+	want := []Series{{"on.b", []float64{1, 2}}, {"series", []float64{1, 2, 3}}}
+	if !slices.EqualFunc(got, want, func(a, b Series) bool { return a.Name == b.Name && slices.Equal(a.Values, b.Values) }) {
+		t.Errorf("series\n got %v\nwant %v", got, want)
+	}
+}
+
 func TestTypeNamesListEveryField(t *testing.T) {
 	var got []string
 	typeNames("", reflect.TypeFor[shape](), 0, &got)
@@ -145,10 +157,7 @@ func TestTypeNamesListEveryField(t *testing.T) {
 // TestRealResultNamesAreInTheCatalog runs a storm and checks each metric it
 // produces against the names derived from the type alone.
 func TestRealResultNamesAreInTheCatalog(t *testing.T) {
-	doc, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := build(t, scenario(t))
 	names := ResultFieldNames()
 	for _, must := range []string{"attempts", "convergence_ms", "connect_ms.p99", "window_ms"} {
 		if !slices.Contains(names, must) {

@@ -3,8 +3,13 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 
 	"stormsim/sim"
 )
@@ -14,68 +19,11 @@ import (
 // (lease), drain time, database peak, and attempts that met a dead or
 // draining gateway.
 func (d *Document) writeModelsTable(w io.Writer) error {
-	type column struct {
-		title string
-		cell  func(r *sim.Result) string
-	}
-	var cols []column
-	has := func(f func(r *sim.Result) bool) bool {
-		for i := range d.Results {
-			if f(&d.Results[i]) {
-				return true
-			}
+	var cols []modelColumn
+	for _, g := range modelColumnGroups {
+		if slices.ContainsFunc(d.Results, func(r sim.Result) bool { return g.shown(&r) }) {
+			cols = append(cols, g.columns...)
 		}
-		return false
-	}
-	if has(func(r *sim.Result) bool { return r.Reclaim != nil }) {
-		cols = append(cols,
-			column{"reclaim", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.ReclaimMs) })
-			}},
-			column{"bound", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return "[" + millis(x.BoundLoMs) + ", " + millis(x.BoundHiMs) + "]" })
-			}},
-			column{"stale route-s", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return fmt.Sprintf("%.1f", x.StaleRouteSeconds) })
-			}},
-			column{"max presence err", func(r *sim.Result) string {
-				return ifReclaim(r, func(x *sim.ReclaimResult) string { return millis(x.MaxPresenceErrorMs) })
-			}})
-	}
-	if has(func(r *sim.Result) bool { return r.Refused+r.Unavailable > 0 }) {
-		cols = append(cols,
-			column{"refused", func(r *sim.Result) string { return thousands(r.Refused) }},
-			column{"503", func(r *sim.Result) string { return thousands(r.Unavailable) }})
-	}
-	if has(func(r *sim.Result) bool { return r.Drain != nil }) {
-		cols = append(cols,
-			column{"drain", func(r *sim.Result) string {
-				if r.Drain == nil {
-					return "-"
-				}
-				return millis(r.Drain.DrainMs)
-			}},
-			column{"leftover routes", func(r *sim.Result) string {
-				if r.Drain == nil {
-					return "-"
-				}
-				return thousands(r.Drain.LeftoverRoutes)
-			}})
-	}
-	if has(func(r *sim.Result) bool { return r.Database != nil }) {
-		cols = append(cols,
-			column{"db peak rows/s", func(r *sim.Result) string {
-				if r.Database == nil {
-					return "-"
-				}
-				return thousands(int64(r.Database.PeakRowsPerS + 0.5))
-			}},
-			column{"above budget", func(r *sim.Result) string {
-				if r.Database == nil || r.Database.ReadBudgetPerS == 0 {
-					return "-"
-				}
-				return millis(r.Database.TimeAboveBudgetMs)
-			}})
 	}
 	if len(cols) == 0 {
 		return nil
@@ -84,7 +32,7 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
 	policyWidth := len("policy")
 	for _, r := range d.Results {
-		policyWidth = max(policyWidth, len(r.Policy))
+		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(r.Policy)))
 	}
 	titles := []string{fmt.Sprintf("%-*s", policyWidth, "policy")}
 	for _, c := range cols {
@@ -93,7 +41,7 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	fmt.Fprintln(tw, strings.Join(titles, "\t  ")+"\t")
 	for i := range d.Results {
 		r := &d.Results[i]
-		cells := []string{fmt.Sprintf("%-*s", policyWidth, r.Policy)}
+		cells := []string{fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(r.Policy))}
 		for _, c := range cols {
 			cells = append(cells, c.cell(r))
 		}
@@ -102,9 +50,71 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-func ifReclaim(r *sim.Result, f func(*sim.ReclaimResult) string) string {
-	if r.Reclaim == nil {
-		return "-"
+// modelColumn is a column of the models table: its title and a result's
+// cell.
+type modelColumn struct {
+	title string
+	cell  func(r *sim.Result) string
+}
+
+// modelColumnGroups are the models table's columns, a group per model,
+// shown when any result has data for it; a result without it shows "-".
+var modelColumnGroups = []struct {
+	shown   func(r *sim.Result) bool
+	columns []modelColumn
+}{
+	{func(r *sim.Result) bool { return r.Reclaim != nil }, []modelColumn{
+		{"reclaim", ifReclaim(func(x *sim.ReclaimResult) string { return human.Millis(x.ReclaimMs) })},
+		{"bound", ifReclaim(func(x *sim.ReclaimResult) string {
+			return "[" + human.Millis(x.BoundLoMs) + ", " + human.Millis(x.BoundHiMs) + "]"
+		})},
+		{"stale route-s", ifReclaim(func(x *sim.ReclaimResult) string { return human.Fixed(x.StaleRouteSeconds, 1) })},
+		{"max presence err", ifReclaim(func(x *sim.ReclaimResult) string { return human.Millis(x.MaxPresenceErrorMs) })},
+	}},
+	{func(r *sim.Result) bool { return r.Refused+r.Unavailable > 0 }, []modelColumn{
+		{"refused", func(r *sim.Result) string { return human.Count(r.Refused) }},
+		{"503", func(r *sim.Result) string { return human.Count(r.Unavailable) }},
+	}},
+	{func(r *sim.Result) bool { return r.Drain != nil }, []modelColumn{
+		{"drain", ifDrain(func(x *sim.DrainResult) string { return human.Millis(x.DrainMs) })},
+		{"leftover routes", ifDrain(func(x *sim.DrainResult) string { return human.Count(x.LeftoverRoutes) })},
+	}},
+	{func(r *sim.Result) bool { return r.Database != nil }, []modelColumn{
+		{"db peak rows/s", ifDatabase(func(x *sim.DatabaseResult) string { return human.Count(int64(x.PeakRowsPerS + 0.5)) })},
+		{"above budget", ifDatabase(func(x *sim.DatabaseResult) string {
+			if x.ReadBudgetPerS == 0 {
+				return "-"
+			}
+			return human.Millis(x.TimeAboveBudgetMs)
+		})},
+	}},
+}
+
+// ifReclaim, ifDrain and ifDatabase make a cell of a model's section:
+// "-" for a result without it.
+func ifReclaim(f func(*sim.ReclaimResult) string) func(*sim.Result) string {
+	return func(r *sim.Result) string {
+		if r.Reclaim == nil {
+			return "-"
+		}
+		return f(r.Reclaim)
 	}
-	return f(r.Reclaim)
+}
+
+func ifDrain(f func(*sim.DrainResult) string) func(*sim.Result) string {
+	return func(r *sim.Result) string {
+		if r.Drain == nil {
+			return "-"
+		}
+		return f(r.Drain)
+	}
+}
+
+func ifDatabase(f func(*sim.DatabaseResult) string) func(*sim.Result) string {
+	return func(r *sim.Result) string {
+		if r.Database == nil {
+			return "-"
+		}
+		return f(r.Database)
+	}
 }

@@ -2,13 +2,13 @@ package results
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"stormsim/config"
+	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -24,63 +24,23 @@ func scenario(t *testing.T) *sim.Scenario {
 	return s
 }
 
-func TestSelectPolicies(t *testing.T) {
-	tests := []struct {
-		name    string
-		filter  []string
-		want    string // labels in order
-		wantErr string
-	}{
-		{"empty filter selects all", nil, "exponential,jittered", ""},
-		{"config order, not filter order", []string{"jittered", "exponential"}, "exponential,jittered", ""},
-		{"by label, not kind", []string{"jittered"}, "jittered", ""},
-		{"unknown label", []string{"full"}, "", "--policy full: unknown policy; the config has exponential, jittered"},
+// build runs each policy of s once, with sim.Run, into a document.
+func build(t *testing.T, s *sim.Scenario) *Document {
+	t.Helper()
+	doc := New(s, config.Hash(s), config.Echo(s))
+	for _, spec := range s.Policies {
+		b, err := policies.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Results = append(doc.Results, sim.Run(s, b, s.Seed))
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			specs, err := SelectPolicies(scenario(t), tt.filter)
-			if tt.wantErr != "" {
-				var upe *UnknownPolicyError
-				if !errors.As(err, &upe) || err.Error() != tt.wantErr {
-					t.Fatalf("error %v, want %s", err, tt.wantErr)
-				}
-				return
-			}
-			var labels []string
-			for _, s := range specs {
-				labels = append(labels, s.Label)
-			}
-			if got := strings.Join(labels, ","); got != tt.want || err != nil {
-				t.Errorf("got %s, %v; want %s", got, err, tt.want)
-			}
-		})
-	}
-}
-
-func TestBuildEnvelope(t *testing.T) {
-	s := scenario(t)
-	doc, err := Build(s, []string{"jittered"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc.SchemaVersion != 1 || doc.Tool != "stormsim "+Version || doc.ConfigHash != config.Hash(s) ||
-		doc.Name != "t" || doc.Seed != 3 || !bytes.Equal(doc.Config, config.Echo(s)) {
-		t.Errorf("bad envelope %+v", doc)
-	}
-	if len(doc.Results) != 1 || doc.Results[0].Policy != "jittered" || doc.Results[0].Clients != 20 {
-		t.Errorf("results %+v, want one for jittered with 20 clients", doc.Results)
-	}
+	return doc
 }
 
 func TestJSONIsDeterministic(t *testing.T) {
-	a, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := build(t, scenario(t))
+	b := build(t, scenario(t))
 	ja, _ := a.JSON()
 	jb, _ := b.JSON()
 	if !bytes.Equal(ja, jb) {
@@ -92,10 +52,7 @@ func TestJSONIsDeterministic(t *testing.T) {
 }
 
 func TestWriteJSONIsAtomic(t *testing.T) {
-	doc, err := Build(scenario(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := build(t, scenario(t))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "result.json")
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
@@ -138,32 +95,32 @@ func TestTableLayout(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"}, {999, "999"}, {1000, "1,000"}, {100500, "100,500"}, {1234567, "1,234,567"},
-		{-1000, "-1,000"}, {-100, "-100"}, {-9223372036854775808, "-9,223,372,036,854,775,808"},
+// TestTableIsTerminalSafe pins that a name or label with control
+// characters cannot reach the terminal raw, and that a scenario without a
+// name still gets a title.
+func TestTableIsTerminalSafe(t *testing.T) {
+	r := sim.Result{Attempts: 1, Accepted: 1, WindowMs: 10}
+	r.Reclaim = &sim.ReclaimResult{StaleRouteSeconds: 766711.46}
+	a, b := r, r
+	a.Policy, b.Policy = "a\x1b[2Jb", "line\nbreak"
+	doc := &Document{Name: "x\x1b]0;pwned\x07y", ConfigHash: "sha256:0123456789abcdef", Results: []sim.Result{a, b}}
+	var out strings.Builder
+	if err := doc.WriteTable(&out); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		if got := thousands(tt.n); got != tt.want {
-			t.Errorf("thousands(%d) = %s, want %s", tt.n, got, tt.want)
+	if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Count(out.String(), "\n") != 8 {
+		t.Errorf("control characters reach the terminal:\n%q", out.String())
+	}
+	for _, want := range []string{`x\x1b]0;pwned\ay (seed 0`, `a\x1b[2Jb  `, `line\nbreak`, "766,711.5"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
 	}
-}
-
-func TestMillis(t *testing.T) {
-	tests := []struct {
-		ms   float64
-		want string
-	}{
-		{0, "0ms"}, {10, "10ms"}, {12.3456, "12.346ms"}, {999.4, "999.4ms"}, {1000, "1s"}, {623900, "623.9s"}, {4580.4, "4.58s"},
-	}
-	for _, tt := range tests {
-		if got := millis(tt.ms); got != tt.want {
-			t.Errorf("millis(%v) = %s, want %s", tt.ms, got, tt.want)
-		}
+	doc.Name = ""
+	out.Reset()
+	doc.WriteTable(&out)
+	if !strings.HasPrefix(out.String(), "unnamed scenario (seed 0, config sha256:0123456789ab)\n") {
+		t.Errorf("title of a scenario without a name: %q", strings.SplitN(out.String(), "\n", 2)[0])
 	}
 }
 

@@ -1,14 +1,15 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"stormsim/internal/orderedjson"
+	"stormsim/internal/quantile"
 )
 
 // Replications says which seeds a replicated document ran: Count runs per
@@ -63,9 +64,9 @@ func Summarize(name string, runs []float64) MetricStat {
 		half = t * s.Std / math.Sqrt(float64(n))
 	}
 	s.CI95 = []float64{s.Mean - half, s.Mean + half}
-	s.P50 = stat.Quantile(0.50, stat.Empirical, sorted, nil)
-	s.P95 = stat.Quantile(0.95, stat.Empirical, sorted, nil)
-	s.P99 = stat.Quantile(0.99, stat.Empirical, sorted, nil)
+	s.P50 = quantile.NearestRank(sorted, 0.50)
+	s.P95 = quantile.NearestRank(sorted, 0.95)
+	s.P99 = quantile.NearestRank(sorted, 0.99)
 	s.Min, s.Max = sorted[0], sorted[n-1]
 	return s
 }
@@ -87,10 +88,14 @@ func (s MetricStat) Stat(name string) (float64, bool) {
 		return s.Min, true
 	case "max":
 		return s.Max, true
-	case "ci95_lo":
-		return s.CI95[0], len(s.CI95) == 2
-	case "ci95_hi":
-		return s.CI95[1], len(s.CI95) == 2
+	case "ci95_lo", "ci95_hi":
+		if len(s.CI95) != 2 {
+			return 0, false // a summary of no runs, or a document that lacks it
+		}
+		if name == "ci95_lo" {
+			return s.CI95[0], true
+		}
+		return s.CI95[1], true
 	}
 	return 0, false
 }
@@ -129,45 +134,21 @@ func (ms MetricStats) Lookup(name string) (MetricStat, bool) {
 
 // MarshalJSON writes the list as an object keyed by name, in list order.
 func (ms MetricStats) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(m.Name)
-		b.Write(key)
-		b.WriteByte(':')
-		val, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("metric %s: %w", m.Name, err)
-		}
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return orderedjson.Marshal(ms, "metric",
+		func(m MetricStat) string { return m.Name },
+		func(m MetricStat) any { return m })
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, keeping the key order.
 func (ms *MetricStats) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("metrics: want an object")
-	}
 	*ms = MetricStats{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := tok.(string)
+	return orderedjson.Unmarshal(data, "metrics", func(name string, dec *json.Decoder) error {
 		m := MetricStat{}
 		if err := dec.Decode(&m); err != nil {
-			return fmt.Errorf("metrics: %s: %w", name, err)
+			return err
 		}
 		m.Name = name
 		*ms = append(*ms, m)
-	}
-	_, err := dec.Token()
-	return err
+		return nil
+	})
 }

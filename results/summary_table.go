@@ -6,6 +6,10 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 )
 
 // WriteSummaryTable writes, for a replicated document, the mean of the
@@ -23,15 +27,15 @@ func (d *Document) WriteSummaryTable(w io.Writer) error {
 	}
 	policyWidth := len("policy")
 	for _, sum := range d.Summary {
-		policyWidth = max(policyWidth, len(sum.Policy))
+		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(sum.Policy)))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
 	row := func(cells ...string) {
 		// As in WriteTable: pad the first column to keep it left-aligned.
-		cells[0] = fmt.Sprintf("%-*s", policyWidth, cells[0])
+		cells[0] = fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(cells[0]))
 		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
 	}
-	count := func(x float64) string { return thousands(int64(math.Round(x))) }
+	count := func(x float64) string { return human.Count(int64(math.Round(x))) }
 	row("policy", "attempts", "last connect", "connect p99")
 	for _, sum := range d.Summary {
 		cell := func(name string, format func(float64) string) string {
@@ -41,7 +45,7 @@ func (d *Document) WriteSummaryTable(w io.Writer) error {
 			}
 			return format(m.Mean) + " ± " + format((m.CI95[1]-m.CI95[0])/2)
 		}
-		row(sum.Policy, cell("attempts", count), cell("convergence_ms", millis), cell("connect_ms.p99", millis))
+		row(sum.Policy, cell("attempts", count), cell("convergence_ms", human.Millis), cell("connect_ms.p99", human.Millis))
 	}
 	return tw.Flush()
 }

@@ -3,10 +3,12 @@ package results
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 )
 
 // WriteTable writes a summary of d: a title line, then one row per policy
@@ -14,19 +16,19 @@ import (
 // last connect and the connect-time median and 99th percentile. Numbers
 // are right-aligned so rows compare at a glance.
 func (d *Document) WriteTable(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "%s (seed %d, config %s)\n", d.Name, d.Seed, shortHash(d.ConfigHash)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s (seed %d, config %s)\n", DisplayName(d.Name), d.Seed, shortHash(d.ConfigHash)); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
 	policyWidth := len("policy")
 	for _, r := range d.Results {
-		policyWidth = max(policyWidth, len(r.Policy))
+		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(r.Policy)))
 	}
 	row := func(cells ...string) {
 		// AlignRight right-aligns every column: padding the policy names
 		// to one width keeps the first column left-aligned, and the gap
 		// between columns is part of each later cell.
-		cells[0] = fmt.Sprintf("%-*s", policyWidth, cells[0])
+		cells[0] = fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(cells[0]))
 		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
 	}
 	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
@@ -38,17 +40,17 @@ func (d *Document) WriteTable(w io.Writer) error {
 	for _, r := range d.Results {
 		last := "-" // did not converge
 		if ms, ok := r.Convergence(); ok {
-			last = millis(ms)
+			last = human.Millis(ms)
 		}
 		p50, p99 := "-", "-" // nobody connected
 		if r.OutcomeResult == nil || r.Connected > 0 {
-			p50, p99 = millis(r.ConnectMs.P50), millis(r.ConnectMs.P99)
+			p50, p99 = human.Millis(r.ConnectMs.P50), human.Millis(r.ConnectMs.P99)
 		}
-		cells := []string{r.Policy, thousands(r.Attempts), thousands(r.Accepted), thousands(r.Rejected), thousands(r.Abandoned),
-			thousands(r.PeakAttemptsPerWindow), last, p50, p99}
+		cells := []string{r.Policy, human.Count(r.Attempts), human.Count(r.Accepted), human.Count(r.Rejected), human.Count(r.Abandoned),
+			human.Count(r.PeakAttemptsPerWindow), last, p50, p99}
 		if o := r.OutcomeResult; o != nil {
-			cells = append(cells, string(o.Outcome), thousands(o.Connected), thousands(o.TimedOut), thousands(o.Wasted),
-				thousands(o.Shed), thousands(o.Skipped))
+			cells = append(cells, string(o.Outcome), human.Count(o.Connected), human.Count(o.TimedOut), human.Count(o.Wasted),
+				human.Count(o.Shed), human.Count(o.Skipped))
 		} else if outcomes {
 			cells = append(cells, "-", "-", "-", "-", "-", "-")
 		}
@@ -83,7 +85,16 @@ func (d *Document) windowLabel() string {
 			return "window"
 		}
 	}
-	return millis(w)
+	return human.Millis(w)
+}
+
+// DisplayName is a scenario name as a terminal shows it: control
+// characters escaped, and "unnamed scenario" for none.
+func DisplayName(name string) string {
+	if name == "" {
+		return "unnamed scenario"
+	}
+	return safetext.Terminal(name)
 }
 
 func shortHash(h string) string {
@@ -91,28 +102,4 @@ func shortHash(h string) string {
 		return h[:len("sha256:")+12]
 	}
 	return h
-}
-
-// thousands formats n with comma separators, as the seed's tables do.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	digitsFrom := 0
-	if n < 0 {
-		digitsFrom = 1
-	}
-	for i := len(s) - 3; i > digitsFrom; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// millis formats a time in milliseconds for reading: whole milliseconds
-// as seconds from 1 s up ("623.9s", "4.58s"), else milliseconds to the
-// microsecond ("12.5ms").
-func millis(ms float64) string {
-	us := math.Round(ms * 1000)
-	if math.Abs(us) >= 1e6 {
-		return strconv.FormatFloat(math.Round(us/1000)/1000, 'f', -1, 64) + "s"
-	}
-	return strconv.FormatFloat(us/1000, 'f', -1, 64) + "ms"
 }

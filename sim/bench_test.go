@@ -17,7 +17,7 @@ func stormScenario(n int) *Scenario {
 		Seed:      1,
 		Clients:   n,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: n / 200},
-		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Policies:  []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
 	}
 	if err := s.Resolve(); err != nil {
 		panic(err)
@@ -64,7 +64,7 @@ func BenchmarkStormWithModels(b *testing.B) {
 		Clients:   1_000_000,
 		Horizon:   5 * time.Minute,
 		Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 5000, Burst: 500, RetryAfter: time.Second},
-		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, Timeout: 2 * time.Second}},
+		Policies:  []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, Timeout: 2 * time.Second}},
 		Detection: &models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "uniform", Min: 0, Max: 500 * time.Millisecond}},
 		Lease:     &models.LeaseSpec{Duration: 1500 * time.Millisecond},
 		Network: &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: 30 * time.Millisecond, Sigma: 0.5},

@@ -14,7 +14,7 @@ import (
 // decided at 0, 100 and 200 ms and connected when each 100 ms of work ends.
 func TestCapacityQueuesHandshakes(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 10}})
 	r := runFirst(t, s)
@@ -40,7 +40,7 @@ func TestCapacityQueuesHandshakes(t *testing.T) {
 // so 10 attempts and the last client connected at 3430 ms.
 func TestCapacityDecidesAtTurn(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "slots", Slot: time.Second, PerSlot: 1},
-		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Metrics:  Metrics{Window: time.Second},
 		Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100}})
 	r := runFirst(t, s)
@@ -65,7 +65,7 @@ func TestCapacityDecidesAtTurn(t *testing.T) {
 // 100, 200 and 300 ms, as when deciding at the turn.
 func TestCapacityDecidesOnArrival(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "slots", Slot: time.Second, PerSlot: 1},
-		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Metrics:  Metrics{Window: time.Second},
 		Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100, Decide: models.DecideOnArrival}})
 	r := runFirst(t, s)
@@ -75,7 +75,7 @@ func TestCapacityDecidesOnArrival(t *testing.T) {
 			r.Attempts, lastConnectMs(r), r.Series.Attempts, r.Series.Accepts)
 	}
 	q := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 10, Decide: models.DecideOnArrival}})
 	if got, want := runFirst(t, q).ConnectMs, (Quantiles{P50: 200, P90: 300, P99: 300, Max: 300}); got != want {
@@ -102,7 +102,7 @@ func TestCapacityDecidesOnArrival(t *testing.T) {
 // claims queue behind the decisions.
 func TestCapacityDecisionStage(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 10, Burst: 1},
-		Policies: []policies.Spec{{Name: "fixed", Base: 150 * time.Millisecond}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: 150 * time.Millisecond}},
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 100, Decide: models.DecideOnArrival, DecidePerS: 50}})
 	r := runFirst(t, s)
@@ -111,7 +111,7 @@ func TestCapacityDecisionStage(t *testing.T) {
 			r.Attempts, lastConnectMs(r), r.Series.Attempts, want)
 	}
 	q := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies: []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 10, Decide: models.DecideOnArrival, DecidePerS: 50}})
 	r = runFirst(t, q)

@@ -26,7 +26,7 @@ func TestNoJitterRounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := &Scenario{Clients: tt.n, Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: tt.k},
-			Policies: []policies.Spec{{Name: "fixed", Base: tt.b}}}
+			Policies: []policies.Spec{{Kind: "fixed", Base: tt.b}}}
 		if err := s.Resolve(); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestDeterminism(t *testing.T) {
 // TestMaxAttemptsAbandons: with one attempt allowed and K admitted, N-K give up.
 func TestMaxAttemptsAbandons(t *testing.T) {
 	s := &Scenario{Clients: 100, Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: 30},
-		Policies: []policies.Spec{{Name: "full", Base: 10 * time.Millisecond, Cap: time.Second, MaxAttempts: 1}}}
+		Policies: []policies.Spec{{Kind: "full", Base: 10 * time.Millisecond, Cap: time.Second, MaxAttempts: 1}}}
 	if err := s.Resolve(); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func randomScenario(r *rand.Rand) *Scenario {
 	}
 	kind := policies.Kinds[r.IntN(len(policies.Kinds))].Name
 	base := d(time.Millisecond, 200*time.Millisecond)
-	p := policies.Spec{Name: kind, Base: base, Cap: base + d(0, 3*time.Second), MinGap: d(time.Millisecond, 50*time.Millisecond)}
+	p := policies.Spec{Kind: kind, Base: base, Cap: base + d(0, 3*time.Second), MinGap: d(time.Millisecond, 50*time.Millisecond)}
 	if r.IntN(3) == 0 {
 		p.MaxAttempts = 1 + r.IntN(8)
 	}
@@ -92,7 +92,7 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	case 0:
 		s.Failure = &models.FailureSpec{Kind: "drain", Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
 		if r.IntN(2) == 0 {
-			s.DrainPolicy = &policies.Spec{Name: "full", Base: d(time.Millisecond, 50*time.Millisecond), Cap: time.Second}
+			s.DrainPolicy = &policies.Spec{Kind: "full", Base: d(time.Millisecond, 50*time.Millisecond), Cap: time.Second}
 		}
 	case 1:
 		s.Failure = &models.FailureSpec{Kind: "hang"}

@@ -18,7 +18,7 @@ func ExampleRun() {
 	s := &sim.Scenario{
 		Clients:   1000,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: 5},
-		Policies:  []policies.Spec{{Name: "exponential", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Policies:  []policies.Spec{{Kind: "exponential", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
 	}
 	if err := s.Resolve(); err != nil {
 		fmt.Println(err)

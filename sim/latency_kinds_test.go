@@ -31,7 +31,7 @@ func TestRejectTimeAnswersRejectionsSooner(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := resolved(t, &Scenario{Clients: 2,
 				Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
-				Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+				Policies:  []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond}},
 				Network: &models.NetworkSpec{RTT: models.Distribution{Value: 20 * time.Millisecond},
 					ServerTime: models.Distribution{Value: 50 * time.Millisecond}, RejectTime: c.rejectTime}})
 			r := runFirst(t, s)
@@ -82,7 +82,7 @@ func TestMeasuredLegsPlaceTheDecision(t *testing.T) {
 func twoClientsOneSlot(t *testing.T, net *models.NetworkSpec) *Scenario {
 	return resolved(t, &Scenario{Clients: 2,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
-		Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+		Policies:  []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond}},
 		Metrics:   Metrics{Window: 25 * time.Millisecond},
 		Network:   net})
 }

@@ -29,7 +29,7 @@ func runFirst(t *testing.T, s *Scenario) Result {
 func TestStaleRoutesHandComputed(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Seed: 3,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 100 * time.Millisecond, PerSlot: 1},
-		Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond}},
+		Policies:  []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond}},
 		Lease:     &models.LeaseSpec{Duration: 250 * time.Millisecond, RenewEvery: 1, SweepEvery: 1, Delivery: "route_directed"},
 	})
 	r := runFirst(t, s).Reclaim
@@ -59,7 +59,7 @@ func TestZeroLatencyChangesNothing(t *testing.T) {
 // (the answer's arrival), with its attempt counted at 20 ms.
 func TestLatencyShiftsConnects(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 10, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies: []policies.Spec{{Name: "full", Base: time.Millisecond, Cap: time.Second}},
+		Policies: []policies.Spec{{Kind: "full", Base: time.Millisecond, Cap: time.Second}},
 		Metrics:  Metrics{Window: 10 * time.Millisecond},
 		Network:  &models.NetworkSpec{RTT: models.Distribution{Value: 40 * time.Millisecond}, ServerTime: models.Distribution{Value: 10 * time.Millisecond}}})
 	r := runFirst(t, s)
@@ -75,7 +75,7 @@ func TestPoolRespectsEachBucket(t *testing.T) {
 	for _, balancer := range []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections} {
 		s := resolved(t, &Scenario{Clients: 600, Seed: 4, InitialJitter: 100 * time.Millisecond,
 			Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 40, Burst: 10, RetryAfter: time.Second},
-			Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+			Policies:  []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
 			Gateways:  &models.PoolSpec{Count: 4, Balancer: balancer, HealthCheck: 500 * time.Millisecond}})
 		r := runFirst(t, s)
 		var sum int64
@@ -100,7 +100,7 @@ func TestPoolRespectsEachBucket(t *testing.T) {
 // never sends an attempt to the dead gateway.
 func TestHealthCheckAtOnceRefusesNothing(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 200, Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 100, Burst: 10},
-		Policies: []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: time.Second}},
+		Policies: []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: time.Second}},
 		Gateways: &models.PoolSpec{Count: 3}})
 	if r := runFirst(t, s); r.Refused != 0 {
 		t.Errorf("refused = %d, want 0", r.Refused)
@@ -112,9 +112,9 @@ func TestHealthCheckAtOnceRefusesNothing(t *testing.T) {
 func TestDrainLeavesNoRoutes(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 300, Seed: 2,
 		Admission:   models.AdmissionSpec{Kind: "token_bucket", Rate: 200, Burst: 20, RetryAfter: time.Second},
-		Policies:    []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Policies:    []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
 		Failure:     &models.FailureSpec{Kind: "drain", Grace: 3 * time.Second, Spread: true},
-		DrainPolicy: &policies.Spec{Name: "full", Base: 20 * time.Millisecond, Cap: 500 * time.Millisecond},
+		DrainPolicy: &policies.Spec{Kind: "full", Base: 20 * time.Millisecond, Cap: 500 * time.Millisecond},
 		Gateways:    &models.PoolSpec{Count: 2, HealthCheck: time.Second},
 	})
 	r := runFirst(t, s)
@@ -159,7 +159,7 @@ func TestDatabaseRows(t *testing.T) {
 // [idle - ping, idle], and no attempt comes before idle - ping.
 func TestHeartbeatDetection(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 500, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies:  []policies.Spec{{Name: "full", Base: 100 * time.Millisecond, Cap: time.Second}},
+		Policies:  []policies.Spec{{Kind: "full", Base: 100 * time.Millisecond, Cap: time.Second}},
 		Failure:   &models.FailureSpec{Kind: "hang"},
 		Detection: &models.DetectionSpec{Kind: "heartbeat", Ping: 500 * time.Millisecond, Idle: 3 * time.Second}})
 	r := runFirst(t, s)
@@ -174,7 +174,7 @@ func TestHeartbeatDetection(t *testing.T) {
 // TestHangNeedsHeartbeat: a hung gateway sends no RST.
 func TestHangNeedsHeartbeat(t *testing.T) {
 	s := &Scenario{Clients: 5, Admission: models.AdmissionSpec{Kind: "unlimited"},
-		Policies:  []policies.Spec{{Name: "fixed", Base: time.Second}},
+		Policies:  []policies.Spec{{Kind: "fixed", Base: time.Second}},
 		Failure:   &models.FailureSpec{Kind: "hang"},
 		Detection: &models.DetectionSpec{Kind: "reset"}}
 	err := s.Resolve()

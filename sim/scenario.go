@@ -30,10 +30,6 @@ type Scenario struct {
 	// when a policy has a timeout (filled in by Resolve), and otherwise
 	// SafetyHorizon, which stays 0 in the config.
 	Horizon time.Duration `yaml:"horizon,omitempty"`
-	// Checks are CI thresholds such as "results[full].convergence_ms < 6s"
-	// (grammar in package check). A pointer, so that a config without
-	// checks echoes and hashes exactly as before the field existed.
-	Checks *[]string `yaml:"checks"`
 
 	// Failure and load models; each is optional and absent means off.
 	Failure     *models.FailureSpec   `yaml:"failure"`      // what happens to the gateway at t = 0 (default crash)

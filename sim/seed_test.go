@@ -10,13 +10,13 @@ import (
 
 // seedModel is the seed document's discrete backoff model: 1000 clients drop
 // at t=0, 5 handshakes admitted per 10 ms slot, base 100 ms, cap 3200 ms.
-func seedModel(policy string) *Scenario {
+func seedModel(policy policies.KindName) *Scenario {
 	s := &Scenario{
 		Name:      "seed-backoff-model",
 		Seed:      1,
 		Clients:   1000,
 		Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: 5},
-		Policies:  []policies.Spec{{Name: policy, Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
+		Policies:  []policies.Spec{{Kind: policy, Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond}},
 		Metrics:   Metrics{Window: 10 * time.Millisecond},
 	}
 	if err := s.Resolve(); err != nil {

@@ -39,7 +39,7 @@ func legs(out, back time.Duration) *models.NetworkSpec {
 }
 
 func fixedPolicy(base, timeout time.Duration) policies.Spec {
-	return policies.Spec{Name: "fixed", Base: base, Timeout: timeout}
+	return policies.Spec{Kind: "fixed", Base: base, Timeout: timeout}
 }
 
 // TestTimeoutRules pins each rule of the handshake timeout on storms
@@ -79,7 +79,7 @@ func TestTimeoutRules(t *testing.T) {
 		name: "backoff starts at the deadline without Retry-After",
 		s: Scenario{Clients: 2, Horizon: 3 * time.Second,
 			Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 0.001, Burst: 1, RetryAfter: 5 * time.Second},
-			Policies:  []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond, Timeout: time.Second, HonorRetryAfter: true}},
+			Policies:  []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond, Timeout: time.Second, HonorRetryAfter: true}},
 			Network: func() *models.NetworkSpec {
 				n := legs(400*time.Millisecond, 600*time.Millisecond)
 				n.RejectTime = &models.Distribution{Value: 100 * time.Millisecond}
@@ -120,7 +120,7 @@ func TestTimeoutRules(t *testing.T) {
 		// 300 and 600 ms.
 		name: "shed: a full queue answers 503 with Retry-After at once",
 		s: Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "unlimited", RetryAfter: 500 * time.Millisecond},
-			Policies: []policies.Spec{{Name: "fixed", Base: 100 * time.Millisecond, HonorRetryAfter: true}},
+			Policies: []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond, HonorRetryAfter: true}},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, MaxQueue: 2}},
 		want: ended{attempts: 5, accepted: 4, rejected: 1, connected: 4, shed: 1, outcome: OutcomeConverged, convergenceMs: 600},
 	}}

@@ -14,7 +14,7 @@ func BenchmarkSweep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	storms := len(p.Points) * p.Replications * len(p.Labels)
+	storms := p.Size * p.Replications * len(p.Labels)
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Run(Options{Dir: b.TempDir()}); err != nil {
 			b.Fatal(err)

@@ -13,25 +13,38 @@ import (
 // one, a heat map for two, small multiples of heat maps for three.
 const MaxChartAxes = 3
 
-// writeCharts draws each metric of the manifest over the sweep's axes.
-// A metric names a statistic (default the mean over replications) of one
-// policy or, without results[LABEL], of every policy: one line each on a
-// line chart, one chart each for heat maps.
-func writeCharts(dir string, m Manifest, recs []Record) ([]string, error) {
+// chartJob is one chart a sweep draws.
+type chartJob struct {
+	file   string            // base name
+	ref    results.MetricRef // the metric as the sweep file names it
+	stat   string            // the statistic shown: "" for the value itself
+	labels []string          // the policies drawn: a line each on a line chart, one on a heat map
+	name   string            // the metric as the chart names it
+}
+
+func (c chartJob) files() []string { return plots.FileNames(c.file) }
+
+// chartJobs lists the charts of a sweep: each metric names a statistic
+// (default the mean over replications) of one policy or, without
+// results[LABEL], of every policy: one line each on a line chart (one
+// axis), one chart each for heat maps (two axes) and small multiples
+// (three). A file drawn twice is drawn once.
+func chartJobs(m Manifest) []chartJob {
 	if len(m.Axes) > MaxChartAxes || len(m.Metrics) == 0 {
-		return nil, nil
+		return nil
 	}
-	axes := make([]plots.SweepAxis, len(m.Axes))
-	for i, ax := range m.Axes {
-		axes[i] = plots.SweepAxis{Name: ax.Path, Unit: ax.Unit, Values: ax.X, Labels: ax.Labels, Log: ax.Log}
-	}
-	caption := fmt.Sprintf("%s, seed %d, %d replication%s per point", m.Name, m.Seed, m.Replications, plural(m.Replications))
-	var written []string
+	var jobs []chartJob
 	files := map[string]bool{}
+	add := func(c chartJob) {
+		if !files[c.file] {
+			files[c.file] = true
+			jobs = append(jobs, c)
+		}
+	}
 	for _, text := range m.Metrics {
 		ref, err := results.ParseMetricRef(text)
 		if err != nil {
-			return written, fmt.Errorf("%s: %w", ManifestFile, err)
+			continue // Finalize reports it
 		}
 		stat := ref.Stat
 		if stat == "" && m.Replications > 1 {
@@ -41,112 +54,156 @@ func writeCharts(dir string, m Manifest, recs []Record) ([]string, error) {
 		if ref.Policy != "" {
 			labels = []string{ref.Policy}
 		}
-		shown := results.MetricRef{Stat: stat, Field: ref.Field}
-		metric := plots.SweepMetric{Name: shown.String(), Unit: results.TimeUnit(ref.Field)}
-		values := func(label string) (v, lo, hi []float64) {
-			for _, r := range recs {
-				x, l, h := valueAt(r, label, ref.Field, stat)
-				v, lo, hi = append(v, x), append(lo, l), append(hi, h)
-			}
-			return v, lo, hi
+		shown := results.MetricRef{Stat: stat, Field: ref.Field}.String()
+		if len(m.Axes) == 1 {
+			add(chartJob{file: chartFile(ref, ""), ref: ref, stat: stat, labels: labels, name: shown})
+			continue
 		}
-		if len(axes) == 1 {
-			file := chartFile(ref, "")
-			if files[file] {
-				continue
+		for _, label := range labels {
+			c := chartJob{file: chartFile(ref, ""), ref: ref, stat: stat, labels: []string{label}, name: shown}
+			if len(labels) > 1 {
+				c.file = chartFile(ref, label)
+				c.name = results.MetricRef{Stat: stat, Policy: label, Field: ref.Field}.String()
 			}
-			files[file] = true
+			add(c)
+		}
+	}
+	return jobs
+}
+
+// seriesKey names the values of one policy's metric statistic over the
+// grid.
+type seriesKey struct{ label, field, stat string }
+
+// chartValues collects, point by point as lines are read, the values the
+// charts draw: for each series, the value and the 95% confidence interval
+// of its mean at each point (NaN where a point has no such data).
+type chartValues struct {
+	index     map[seriesKey]int
+	v, lo, hi [][]float64
+	notes     map[string][]string // per policy, each point's outcomeNote (heat maps)
+}
+
+func newChartValues(m Manifest) *chartValues {
+	cv := &chartValues{index: map[seriesKey]int{}, notes: map[string][]string{}}
+	if len(m.Axes) == 2 {
+		for _, label := range m.Policies {
+			cv.notes[label] = []string{}
+		}
+	}
+	for _, c := range chartJobs(m) {
+		for _, label := range c.labels {
+			k := seriesKey{label, c.ref.Field, c.stat}
+			if _, ok := cv.index[k]; !ok {
+				cv.index[k] = len(cv.v)
+				cv.v, cv.lo, cv.hi = append(cv.v, nil), append(cv.lo, nil), append(cv.hi, nil)
+			}
+		}
+	}
+	return cv
+}
+
+// add appends one point's values.
+func (cv *chartValues) add(r *Record, sums []results.Summary) {
+	for k, i := range cv.index {
+		v, lo, hi := valueAt(sums, r.Replications, k)
+		cv.v[i], cv.lo[i], cv.hi[i] = append(cv.v[i], v), append(cv.lo[i], lo), append(cv.hi[i], hi)
+	}
+	for label, notes := range cv.notes {
+		cv.notes[label] = append(notes, outcomeNote(sums, r.Replications, label))
+	}
+}
+
+func (cv *chartValues) series(label, field, stat string) (v, lo, hi []float64) {
+	i := cv.index[seriesKey{label, field, stat}]
+	return cv.v[i], cv.lo[i], cv.hi[i]
+}
+
+// writeCharts draws the sweep's charts from the collected values.
+func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
+	axes := make([]plots.SweepAxis, len(m.Axes))
+	for i, ax := range m.Axes {
+		axes[i] = plots.SweepAxis{Name: ax.Path, Unit: ax.Unit, Values: ax.X, Labels: ax.Labels, Log: ax.Log}
+	}
+	caption := fmt.Sprintf("%s, seed %d, %d replication%s per point", m.Name, m.Seed, m.Replications, plural(m.Replications))
+	var written []string
+	for _, c := range chartJobs(m) {
+		metric := plots.SweepMetric{Name: c.name, Unit: results.TimeUnit(c.ref.Field)}
+		s := plots.Sweep{File: c.file, Caption: caption, Metric: metric}
+		var paths []string
+		var err error
+		switch len(axes) {
+		case 1:
 			var lines []plots.SweepLine
-			for _, label := range labels {
-				v, lo, hi := values(label)
+			for _, label := range c.labels {
+				v, lo, hi := cv.series(label, c.ref.Field, c.stat)
 				line := plots.SweepLine{Values: v}
-				if len(labels) > 1 {
+				if len(c.labels) > 1 {
 					line.Group = label
 				}
-				if stat == "mean" {
+				if c.stat == "mean" {
 					line.Lo, line.Hi = lo, hi
 				}
 				lines = append(lines, line)
 			}
-			paths, err := plots.Sweep{File: file, Caption: caption, Metric: metric}.WriteLines(dir, axes[0], lines, plots.Options{})
-			written = append(written, paths...)
-			if err != nil {
-				return written, err
-			}
-			continue
+			paths, err = s.WriteLines(dir, axes[0], lines, plots.Options{})
+		case 2:
+			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
+			nx, ny := len(axes[0].Values), len(axes[1].Values)
+			s.Notes = grid2(cv.notes[c.labels[0]], nx, ny)
+			paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, nx, ny), plots.Options{})
+		default:
+			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
+			paths, err = s.WriteSmallMultiples(dir, axes[0], axes[1], axes[2], grid3(v, len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)), plots.Options{})
 		}
-		for _, label := range labels {
-			file, mt := chartFile(ref, ""), metric
-			if len(labels) > 1 {
-				file = chartFile(ref, label)
-				mt.Name = results.MetricRef{Stat: stat, Policy: label, Field: ref.Field}.String()
-			}
-			if files[file] {
-				continue
-			}
-			files[file] = true
-			v, _, _ := values(label)
-			s := plots.Sweep{File: file, Caption: caption, Metric: mt}
-			var paths []string
-			var err error
-			if len(axes) == 2 {
-				nx, ny := len(axes[0].Values), len(axes[1].Values)
-				s.Notes = grid2(outcomeNotes(recs, label), nx, ny)
-				paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, nx, ny), plots.Options{})
-			} else {
-				paths, err = s.WriteSmallMultiples(dir, axes[0], axes[1], axes[2], grid3(v, len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)), plots.Options{})
-			}
-			written = append(written, paths...)
-			if err != nil {
-				return written, err
-			}
+		written = append(written, paths...)
+		if err != nil {
+			return written, err
 		}
 	}
 	return written, nil
 }
 
-// outcomeNotes marks, per point, the storms that did not end: "metastable"
+// outcomeNote marks a point by the storms that did not end: "metastable"
 // when every replication was, "never ended" when some were and the rest
 // were cut by the horizon, "unfinished" when none was metastable but not
 // every one converged; "" where every replication converged or the runs
 // have no outcome.
-func outcomeNotes(recs []Record, label string) []string {
-	notes := make([]string, len(recs))
-	for i, r := range recs {
-		meta, _, _ := valueAt(r, label, "metastable", "mean")
-		conv, _, _ := valueAt(r, label, "converged", "mean")
-		switch {
-		case meta == 1:
-			notes[i] = "metastable"
-		case meta > 0 && meta+conv < 1:
-			notes[i] = "never ended"
-		case meta > 0:
-			notes[i] = fmt.Sprintf("%.0f%% metastable", 100*meta)
-		case conv < 1:
-			notes[i] = "unfinished"
-		}
+func outcomeNote(sums []results.Summary, replications int, label string) string {
+	meta, _, _ := valueAt(sums, replications, seriesKey{label, "metastable", "mean"})
+	conv, _, _ := valueAt(sums, replications, seriesKey{label, "converged", "mean"})
+	switch {
+	case meta == 1:
+		return "metastable"
+	case meta > 0 && meta+conv < 1:
+		return "never ended"
+	case meta > 0:
+		return fmt.Sprintf("%.0f%% metastable", 100*meta)
+	case conv < 1:
+		return "unfinished"
 	}
-	return notes
+	return ""
 }
 
 // valueAt is the statistic of one policy's metric at a point, with the 95%
 // confidence interval of its mean; NaN where the point has no such data.
-func valueAt(r Record, label, field, stat string) (v, lo, hi float64) {
+func valueAt(sums []results.Summary, replications int, k seriesKey) (v, lo, hi float64) {
 	nan := math.NaN()
-	for _, s := range r.Results {
-		if s.Policy != label {
+	for _, s := range sums {
+		if s.Policy != k.label {
 			continue
 		}
-		ms, ok := s.Metrics.Lookup(field)
+		ms, ok := s.Metrics.Lookup(k.field)
 		if !ok {
 			break
 		}
+		stat := k.stat
 		if stat == "" {
 			stat = "mean" // one replication: the mean is the value
 		}
 		v, _ = ms.Stat(stat)
 		lo, hi = nan, nan
-		if len(ms.CI95) == 2 && r.Replications > 1 {
+		if len(ms.CI95) == 2 && replications > 1 {
 			lo, hi = ms.CI95[0], ms.CI95[1]
 		}
 		return v, lo, hi

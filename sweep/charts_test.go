@@ -10,20 +10,24 @@ import (
 // TestOutcomeNotes: a point is marked by what its replications did, from
 // the fraction that were metastable and the fraction that converged.
 func TestOutcomeNotes(t *testing.T) {
-	point := func(metastable, converged []float64) Record {
+	point := func(metastable, converged []float64) []results.Summary {
 		ms := results.MetricStats{results.Summarize("converged", converged), results.Summarize("metastable", metastable)}
-		return Record{Replications: len(converged), Results: []results.Summary{{Policy: "p", Metrics: ms}}}
+		return []results.Summary{{Policy: "p", Metrics: ms}}
 	}
-	recs := []Record{
-		point([]float64{0, 0}, []float64{1, 1}),     // converged every time
-		point([]float64{1, 1}, []float64{0, 0}),     // metastable every time
-		point([]float64{1, 0}, []float64{0, 1}),     // half and half
-		point([]float64{1, 0}, []float64{0, 0}),     // metastable or cut by the horizon
-		point([]float64{0, 0}, []float64{1, 0}),     // one run cut by the horizon
-		{Results: []results.Summary{{Policy: "p"}}}, // no outcome at all
+	points := [][]results.Summary{
+		point([]float64{0, 0}, []float64{1, 1}), // converged every time
+		point([]float64{1, 1}, []float64{0, 0}), // metastable every time
+		point([]float64{1, 0}, []float64{0, 1}), // half and half
+		point([]float64{1, 0}, []float64{0, 0}), // metastable or cut by the horizon
+		point([]float64{0, 0}, []float64{1, 0}), // one run cut by the horizon
+		{{Policy: "p"}},                         // no outcome at all
+	}
+	var got []string
+	for _, sums := range points {
+		got = append(got, outcomeNote(sums, 2, "p"))
 	}
 	want := []string{"", "metastable", "50% metastable", "never ended", "unfinished", ""}
-	if got := outcomeNotes(recs, "p"); !slices.Equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("notes %q, want %q", got, want)
 	}
 }

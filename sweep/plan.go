@@ -10,13 +10,18 @@ import (
 	"strings"
 
 	"stormsim/config"
+	"stormsim/internal/budget"
+	"stormsim/internal/human"
+	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/sim"
 )
 
-// Plan is a loaded sweep: every grid point resolved and validated, ready
-// to run. Nothing in it depends on where or how it runs (workers, shard),
-// so that shards of one sweep share its Hash.
+// Plan is a sweep whose every grid point has been resolved and validated.
+// Points are not kept: Point rebuilds any of them, so that a grid of a
+// million points takes no more memory than one. Nothing in a plan depends
+// on where or how it runs (workers, shard), so that shards of one sweep
+// share its Hash.
 type Plan struct {
 	Name         string
 	Axes         []Axis
@@ -24,8 +29,17 @@ type Plan struct {
 	Replications int                 // runs per policy per point (the fewest, if an axis sets them)
 	Seed         uint64              // the first point's seed; run r of a point uses its seed+r
 	Labels       []string            // policy labels over all points, in order of appearance
-	Points       []Point             // in grid order
+	Size         int                 // grid points
 	Hash         string              // identifies the sweep: "sha256:..."
+
+	base    *config.Document
+	file    *config.SweepFile
+	metrics []config.Located // as written, for errors found while checking
+	checked bool
+	values  [][]*config.Value // per axis, its values parsed
+	cost    []float32         // per point: storms x clients, what the progress weighs
+	storms  []uint32          // per point: policies x replications
+	shape   budget.SweepShape
 }
 
 // Point is one grid point.
@@ -34,81 +48,82 @@ type Point struct {
 	ID         string // the point's axis values, e.g. "lease.duration=500ms lease.sweep_every=100ms"
 	Coords     []int  // value index along each axis
 	Scenario   *sim.Scenario
-	ConfigHash string // config.Hash of Scenario
+	ConfigHash string // the hash of the point's config file (config.ScenarioFile.Hash)
 }
 
 // MaxPoints bounds a grid, so that a typo in a range cannot ask for a
 // sweep that never ends.
 const MaxPoints = 1_000_000
 
-// Load reads the sweep file at path and resolves every grid point.
-// replications > 0 overrides the file's and the scenario's replications.
-// Every error is a one-line *config.Error naming the file and line.
+// Load reads the sweep file at path and checks every grid point (Open,
+// then Check). replications > 0 overrides the file's and the scenario's
+// replications. Every error is a one-line *config.Error naming the file
+// and line.
 func Load(path string, replications int) (*Plan, error) {
-	f, err := config.LoadSweep(path)
+	p, err := Open(path, replications)
 	if err != nil {
 		return nil, err
 	}
-	return New(f, replications)
+	return p, p.Check(nil)
 }
 
 // New resolves a parsed sweep file; see Load.
 func New(f *config.SweepFile, replications int) (*Plan, error) {
-	p := &Plan{Name: f.Name}
-	total := 1
+	p, err := open(f, replications)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.Check(nil)
+}
+
+// Open reads the sweep file at path, expands its axes and validates its
+// base scenario, without building the grid's points: Size is known at
+// once, so that a large grid can be announced before Check walks it.
+func Open(path string, replications int) (*Plan, error) {
+	f, err := config.LoadSweep(path)
+	if err != nil {
+		return nil, err
+	}
+	return open(f, replications)
+}
+
+func open(f *config.SweepFile, replications int) (*Plan, error) {
+	p := &Plan{Name: f.Name, Size: 1, metrics: f.Metrics, file: f}
 	for _, fa := range f.Axes {
 		ax, err := expandAxis(fa)
 		if err != nil {
 			return nil, err
 		}
 		p.Axes = append(p.Axes, ax)
-		total *= len(ax.Values)
-		if total > MaxPoints {
-			return nil, &config.Error{Where: fa.Where, Path: "axes", Problem: fmt.Sprintf("the grid has more than %d points", MaxPoints)}
+		var parsed []*config.Value
+		for _, v := range ax.Values {
+			pv, err := config.ParseValue(v.YAML)
+			if err != nil {
+				return nil, &config.Error{Where: fa.Where, Path: "axes." + fa.Path, Problem: "invalid YAML value " + v.YAML + ": " + err.Error()}
+			}
+			parsed = append(parsed, pv)
+		}
+		p.values = append(p.values, parsed)
+		p.Size *= len(ax.Values)
+		if p.Size > MaxPoints {
+			return nil, &config.Error{Where: fa.Where, Path: "axes", Problem: fmt.Sprintf("the grid has more than %s points (%s)", human.Count(MaxPoints), p.Dimensions())}
 		}
 	}
 	if replications == 0 {
 		replications = f.Replications
 	}
-	base := f.Base
+	p.base = f.Base
 	if replications > 0 {
-		base = base.Clone()
-		if err := base.Set("replications", strconv.Itoa(replications)); err != nil {
+		p.base = p.base.Clone()
+		if err := p.base.Set("replications", strconv.Itoa(replications)); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := base.Scenario(); err != nil {
+	if _, err := p.base.Scenario(); err != nil {
 		return nil, err // the base alone is wrong: say so without a point
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "stormsim sweep\n%s\n", results.Version)
-	for i := range total {
-		pt, err := p.point(base, i)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 || pt.Scenario.Replications < p.Replications {
-			p.Replications = pt.Scenario.Replications
-		}
-		if i == 0 {
-			p.Seed = pt.Scenario.Seed
-		}
-		for _, pol := range pt.Scenario.Policies {
-			if !slices.Contains(p.Labels, pol.Label) {
-				p.Labels = append(p.Labels, pol.Label)
-			}
-		}
-		pt.ConfigHash = config.Hash(pt.Scenario)
-		fmt.Fprintf(h, "%d %s %s\n", i, pt.ID, pt.ConfigHash)
-		p.Points = append(p.Points, pt)
-	}
-	p.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	cat := results.Catalog{Labels: p.Labels, Replications: p.Replications}
 	for _, m := range f.Metrics {
 		ref, err := results.ParseMetricRef(m.Value)
-		if err == nil {
-			err = cat.Check(ref)
-		}
 		if err != nil {
 			return nil, &config.Error{Where: m.Where, Path: "metrics", Problem: err.Error()}
 		}
@@ -117,9 +132,137 @@ func New(f *config.SweepFile, replications int) (*Plan, error) {
 	return p, nil
 }
 
-// point builds grid point i: the base with each axis set to its value.
-// The first axis varies slowest.
-func (p *Plan) point(base *config.Document, i int) (Point, error) {
+// Dimensions describes the grid by its axes: "admission.rate 6 x
+// admission.burst 4".
+func (p *Plan) Dimensions() string {
+	parts := make([]string, len(p.Axes))
+	for i, ax := range p.Axes {
+		parts[i] = fmt.Sprintf("%s %d", ax.Path, len(ax.Values))
+	}
+	return strings.Join(parts, " x ")
+}
+
+// Check builds and validates every grid point in grid order, computing the
+// sweep's Hash, policy labels and replications, what the points ask of the
+// machine (Shape) and whether every charted metric can have data. It keeps
+// nothing per point but its cost. progress, when set, is called now and
+// then with the points checked so far; when it returns false the check
+// stops with an *InterruptedError.
+func (p *Plan) Check(progress func(done int) bool) error {
+	if p.checked {
+		return nil
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "stormsim sweep\n%s\n", results.Version)
+	p.cost = make([]float32, p.Size)
+	p.storms = make([]uint32, p.Size)
+	modelsOn := map[string]bool{}
+	var sh budget.SweepShape
+	for i := range p.Size {
+		if progress != nil && i%1024 == 0 && !progress(i) {
+			return &InterruptedError{Done: i, Points: p.Size, Checking: true}
+		}
+		pt, err := p.Point(i)
+		if err != nil {
+			return err
+		}
+		s := pt.Scenario
+		if i == 0 || s.Replications < p.Replications {
+			p.Replications = s.Replications
+		}
+		if i == 0 {
+			p.Seed = s.Seed
+		}
+		for _, pol := range s.Policies {
+			if !slices.Contains(p.Labels, pol.Label) {
+				p.Labels = append(p.Labels, pol.Label)
+			}
+		}
+		for _, key := range results.ModelsOn(s) {
+			modelsOn[key] = true
+		}
+		fmt.Fprintf(h, "%d %s %s\n", i, pt.ID, pt.ConfigHash)
+		storms := int64(len(s.Policies) * s.Replications)
+		p.cost[i] = float32(float64(storms) * float64(s.Clients))
+		p.storms[i] = uint32(min(storms, 1<<32-1))
+		p.addShape(&sh, pt, storms)
+	}
+	if progress != nil {
+		progress(p.Size)
+	}
+	p.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if err := p.checkMetrics(modelsOn); err != nil {
+		return err
+	}
+	sh.ChartFiles = p.chartCount()
+	sh.ChartValues = int64(p.Size) * int64(len(p.Metrics)*max(1, len(p.Labels))) * 3
+	p.shape = sh
+	p.checked = true
+	return nil
+}
+
+// checkMetrics refuses a charted metric that names no field or policy of
+// the sweep's points, a statistic without replications, or a field whose
+// model is off at every point (modelsOn lists those on somewhere).
+func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
+	cat := results.Catalog{Labels: p.Labels, Replications: p.Replications}
+	for i, ref := range p.Metrics {
+		err := cat.Check(ref)
+		if err == nil {
+			err = noData(ref, modelsOn)
+		}
+		if err != nil {
+			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
+		}
+	}
+	return nil
+}
+
+// noData refuses a metric that no point can have: its model is off
+// everywhere, so its chart would be empty.
+func noData(ref results.MetricRef, modelsOn map[string]bool) error {
+	keys := results.ModelKeys(ref.Field)
+	if keys == nil {
+		return nil
+	}
+	for _, k := range keys {
+		if modelsOn[k] {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no point of the sweep has data for it: it comes from the %s: model, which is off", ref, strings.Join(keys, ": or "))
+}
+
+// addShape adds point pt's demands to sh.
+func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
+	s := pt.Scenario
+	sh.Points++
+	sh.Storms += storms
+	sh.ClientStorms += float64(storms) * float64(s.Clients)
+	for _, spec := range s.Policies {
+		if b, err := policies.New(spec); err == nil {
+			sh.MinAttempts += float64(s.Replications) * budget.MinAttempts(s, b)
+		}
+	}
+	sh.Models = sh.Models || len(results.ModelsOn(s)) > 0
+	sh.MaxClients = max(sh.MaxClients, s.Clients)
+	sh.MaxStormBytes = max(sh.MaxStormBytes, budget.StormBytes(s))
+	metrics := int64(budget.MetricsPerResult(s))
+	sh.PointValues = max(sh.PointValues, storms*metrics)
+	// A line: its header and values, each metric's name once, each run's
+	// values; a CSV row per policy with every statistic of every metric.
+	columns := int64(1)
+	if s.Replications > 1 {
+		columns = int64(len(results.Stats))
+	}
+	line := int64(160+len(pt.ID)*2) + metrics*budget.NameBytes + storms*metrics*budget.TextValueBytes
+	row := int64(len(pt.ID)*2+64) + metrics*columns*budget.TextValueBytes
+	sh.OutputBytes += line + int64(len(s.Policies))*row
+}
+
+// Point builds grid point i: the base with each axis set to its value,
+// resolved. The first axis varies slowest.
+func (p *Plan) Point(i int) (Point, error) {
 	pt := Point{Index: i, Coords: make([]int, len(p.Axes))}
 	rest := i
 	for a := len(p.Axes) - 1; a >= 0; a-- {
@@ -127,22 +270,28 @@ func (p *Plan) point(base *config.Document, i int) (Point, error) {
 		pt.Coords[a] = rest % n
 		rest /= n
 	}
-	doc := base.Clone()
+	doc := p.base.Clone()
 	ids := make([]string, len(p.Axes))
 	for a, ax := range p.Axes {
 		v := ax.Values[pt.Coords[a]]
 		ids[a] = ax.Path + "=" + v.Label
-		if err := doc.Set(ax.Path, v.YAML); err != nil {
+		if err := doc.SetValue(ax.Path, p.value(a, pt.Coords[a])); err != nil {
 			return pt, p.pointError(err, ids[:a+1])
 		}
 	}
 	pt.ID = strings.Join(ids, " ")
-	s, err := doc.Scenario()
+	file, err := doc.ScenarioFile()
 	if err != nil {
 		return pt, p.pointError(err, ids)
 	}
-	pt.Scenario = s
+	pt.Scenario = file.Scenario
+	pt.ConfigHash = file.Hash()
 	return pt, nil
+}
+
+// value is axis a's value k, parsed once.
+func (p *Plan) value(a, k int) *config.Value {
+	return p.values[a][k]
 }
 
 // pointError places an error found at one grid point: on the axis whose
@@ -162,16 +311,31 @@ func (p *Plan) pointError(err error, ids []string) error {
 	return &out
 }
 
-// Shard returns the points shard i of n runs: those whose index is i
-// modulo n, in grid order.
-func (p *Plan) Shard(i, n int) []Point {
-	var out []Point
-	for _, pt := range p.Points {
-		if pt.Index%n == i {
-			out = append(out, pt)
+// Where locates a key to change, for errors about the whole sweep: an
+// axis by its path ("axes" is the first axis), replications where the
+// sweep file sets them, any other key in the base scenario.
+func (p *Plan) Where(key string) string {
+	for _, ax := range p.Axes {
+		if ax.Path == key || key == "axes" {
+			return ax.Where
 		}
 	}
-	return out
+	if key == "replications" && p.file.ReplicationsWhere != "" {
+		return p.file.ReplicationsWhere
+	}
+	return p.file.Base.Where(key)
+}
+
+// Shape is what the checked points ask of the machine, for budget.Sweep.
+func (p *Plan) Shape() budget.SweepShape { return p.shape }
+
+// ShardSize is how many points shard i of n runs: those whose index is i
+// modulo n.
+func (p *Plan) ShardSize(i, n int) int {
+	if i >= p.Size {
+		return 0
+	}
+	return (p.Size-1-i)/n + 1
 }
 
 // Caption is the caption of the sweep's charts.

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +48,14 @@ func TestGridOrderAndIDs(t *testing.T) {
 		"admission.per_slot=4 policies[0].base=25ms", "admission.per_slot=4 policies[0].base=100ms",
 		"admission.per_slot=8 policies[0].base=25ms", "admission.per_slot=8 policies[0].base=100ms",
 	}
-	if len(p.Points) != len(want) {
-		t.Fatalf("%d points, want %d", len(p.Points), len(want))
+	if p.Size != len(want) {
+		t.Fatalf("%d points, want %d", p.Size, len(want))
 	}
-	for i, pt := range p.Points {
+	for i := range p.Size {
+		pt, err := p.Point(i)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if pt.Index != i || pt.ID != want[i] {
 			t.Errorf("point %d: index %d id %q, want %q", i, pt.Index, pt.ID, want[i])
 		}
@@ -67,8 +72,10 @@ func TestGridOrderAndIDs(t *testing.T) {
 	if p.Replications != 2 || p.Seed != 7 || strings.Join(p.Labels, ",") != "full,equal" {
 		t.Errorf("replications %d seed %d labels %v", p.Replications, p.Seed, p.Labels)
 	}
-	if got := p.Shard(1, 4); len(got) != 2 || got[0].Index != 1 || got[1].Index != 5 {
-		t.Errorf("shard 1/4: %v", got)
+	for _, tt := range []struct{ i, n, want int }{{1, 4, 2}, {0, 4, 2}, {3, 4, 1}, {0, 1, 6}, {5, 7, 1}, {6, 7, 0}} {
+		if got := p.ShardSize(tt.i, tt.n); got != tt.want {
+			t.Errorf("shard %d/%d has %d points, want %d", tt.i, tt.n, got, tt.want)
+		}
 	}
 }
 
@@ -106,6 +113,8 @@ func TestPlanErrors(t *testing.T) {
 			"s.yaml:12: admission.per_slt: unknown key; did you mean per_slot? [at sweep point admission.per_slt=2 policies[0].base=25ms]"},
 		{"misspelt metric", "- convergence_ms", "- convergense_ms",
 			"s.yaml:15: metrics: convergense_ms: unknown metric; did you mean convergence_ms?"},
+		{"a metric whose model is off everywhere", "- convergence_ms", "- reclaim.reclaim_ms",
+			"s.yaml:15: metrics: reclaim.reclaim_ms: no point of the sweep has data for it: it comes from the lease: model, which is off"},
 		{"statistic without replications", "replications: 2", "replications: 1",
 			"s.yaml:16: metrics: p95(results[equal].attempts): statistics over replications need replications >= 2 (got 1); use results[equal].attempts"},
 	}
@@ -147,5 +156,26 @@ func TestGridArrangement(t *testing.T) {
 	g2 := grid2([]float64{0, 1, 2, 10, 11, 12}, 2, 3) // x in {0, 10}, y in {0, 1, 2}
 	if g2[2][1] != 12 || g2[0][1] != 10 || g2[1][0] != 1 {
 		t.Errorf("grid2 %v", g2)
+	}
+}
+
+// TestCheckStopsWhenAsked pins that the check of a grid stops when its
+// progress callback says so (Ctrl-C while a large grid is checked).
+func TestCheckStopsWhenAsked(t *testing.T) {
+	f, err := config.ParseSweep("s.yaml", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := open(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Check(func(int) bool { return false })
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !ie.Checking || ie.Done != 0 || ie.Points != 6 {
+		t.Errorf("error %v, want an interrupted check of 0 of 6 points", err)
+	}
+	if err := p.Check(func(int) bool { return true }); err != nil || p.Hash == "" {
+		t.Errorf("a check let run: %v", err)
 	}
 }

@@ -2,14 +2,15 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"stormsim/internal/orderedjson"
 	"stormsim/results"
 )
 
@@ -20,18 +21,91 @@ const (
 	CSVFile      = "sweep.csv"    // one row per point and policy
 )
 
-// Record is one line of sweep.ndjson: a grid point and, per policy, each
-// metric's statistics over its replications (with each run's value). No
-// series are kept, so lines stay small.
+// SchemaVersion is the version of the layout of sweep.json and
+// sweep.ndjson; it changes when a field is renamed, removed or changes
+// meaning. Version 2: a line holds each run's values, not their
+// statistics, which are computed when the CSV and charts are written.
+const SchemaVersion = 2
+
+// Record is one line of sweep.ndjson: a grid point and, per policy, the
+// value of every metric in every replication. No series are kept and
+// metric names are written once per line, so lines stay small; the
+// statistics over replications (Summaries) are computed from the values.
 type Record struct {
-	Sweep        string            `json:"sweep"` // Plan.Hash
-	Index        int               `json:"index"`
-	ID           string            `json:"id"`
-	Values       AxisValues        `json:"values"` // axis path -> value label
-	ConfigHash   string            `json:"config_hash"`
-	Seed         uint64            `json:"seed"`
-	Replications int               `json:"replications"`
-	Results      []results.Summary `json:"results"`
+	Sweep        string       `json:"sweep"` // the sweep's LineID
+	Index        int          `json:"index"`
+	Values       AxisValues   `json:"values"` // axis path -> value label
+	ConfigHash   string       `json:"config_hash"`
+	Seed         uint64       `json:"seed"`
+	Replications int          `json:"replications"`
+	Metrics      []string     `json:"metrics"` // the names of each run's values
+	Results      []PolicyRuns `json:"results"`
+}
+
+// PolicyRuns is one policy's runs at a point.
+type PolicyRuns struct {
+	Policy string `json:"policy"`
+	// Metrics, when present, replaces the record's names for this policy.
+	Metrics []string    `json:"metrics,omitempty"`
+	Runs    [][]float64 `json:"runs"` // [replication][metric]
+}
+
+// LineID is how each line of sweep.ndjson names its sweep: the hash cut
+// to 16 hex digits (64 bits), enough to tell sweeps apart in one
+// directory at a fraction of the bytes.
+func LineID(hash string) string { return hash[:min(len(hash), len("sha256:")+16)] }
+
+// ID lists the point's axis values, "lease.duration=500ms
+// lease.sweep_every=100ms".
+func (r *Record) ID() string {
+	parts := make([]string, len(r.Values))
+	for i, v := range r.Values {
+		parts[i] = v.Path + "=" + v.Label
+	}
+	return strings.Join(parts, " ")
+}
+
+// Summaries are each policy's metric statistics over the replications.
+func (r *Record) Summaries() []results.Summary {
+	out := make([]results.Summary, len(r.Results))
+	for k, pr := range r.Results {
+		names := r.Metrics
+		if pr.Metrics != nil {
+			names = pr.Metrics
+		}
+		sum := results.Summary{Policy: pr.Policy, Metrics: results.MetricStats{}}
+		column := make([]float64, len(pr.Runs))
+		for i, name := range names {
+			for rep, run := range pr.Runs {
+				column[rep] = run[i]
+			}
+			sum.Metrics = append(sum.Metrics, results.Summarize(name, column))
+		}
+		out[k] = sum
+	}
+	return out
+}
+
+// check reports a line whose runs do not match its names.
+func (r *Record) check() error {
+	if r.Replications < 1 {
+		return fmt.Errorf("replications %d", r.Replications)
+	}
+	for _, pr := range r.Results {
+		names := r.Metrics
+		if pr.Metrics != nil {
+			names = pr.Metrics
+		}
+		if len(pr.Runs) != r.Replications {
+			return fmt.Errorf("policy %s: %d runs, replications %d", pr.Policy, len(pr.Runs), r.Replications)
+		}
+		for _, run := range pr.Runs {
+			if len(run) != len(names) {
+				return fmt.Errorf("policy %s: a run of %d values for %d metrics", pr.Policy, len(run), len(names))
+			}
+		}
+	}
+	return nil
 }
 
 // AxisValues are a point's axis values, written as a JSON object in axis
@@ -43,47 +117,26 @@ type AxisValue struct{ Path, Label string }
 
 // MarshalJSON writes the values as an object in axis order.
 func (av AxisValues) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, v := range av {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(v.Path)
-		l, _ := json.Marshal(v.Label)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(l)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return orderedjson.Marshal(av, "axis",
+		func(v AxisValue) string { return v.Path },
+		func(v AxisValue) any { return v.Label })
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, keeping the order.
 func (av *AxisValues) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("values: want an object")
-	}
 	*av = AxisValues{}
-	for dec.More() {
-		k, err := dec.Token()
+	return orderedjson.Unmarshal(data, "values", func(path string, dec *json.Decoder) error {
+		tok, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		v, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		path, _ := k.(string)
-		label, ok := v.(string)
+		label, ok := tok.(string)
 		if !ok {
-			return fmt.Errorf("values: %s: want a string", path)
+			return errors.New("want a string")
 		}
 		*av = append(*av, AxisValue{path, label})
-	}
-	_, err := dec.Token()
-	return err
+		return nil
+	})
 }
 
 // line encodes r as one line of sweep.ndjson, newline included.
@@ -103,48 +156,74 @@ type Line struct {
 	Raw   []byte // with its newline
 }
 
-// readLines reads a sweep.ndjson file. complete is how many bytes hold
-// whole lines: a line cut short (a killed run) is dropped, not an error.
-func readLines(path string) (lines []Line, complete int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
+// lineReader reads a sweep.ndjson file a line at a time.
+type lineReader struct {
+	path     string
+	source   io.Reader
+	rd       *bufio.Reader
+	n        int   // lines read
+	complete int64 // bytes of whole lines read
+}
+
+func newLineReader(path string, r io.Reader) *lineReader {
+	return &lineReader{path: path, source: r, rd: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next whole line; io.EOF at the end. A last line without
+// its newline (a killed run's) is cut short and reads as the end.
+func (lr *lineReader) next() (Line, error) {
+	raw, err := lr.rd.ReadBytes('\n')
+	if err == io.EOF {
+		return Line{}, io.EOF
 	}
-	defer f.Close()
-	rd := bufio.NewReader(f)
-	for n := 1; ; n++ {
-		raw, err := rd.ReadBytes('\n')
+	if err != nil {
+		return Line{}, err
+	}
+	lr.n++
+	var head struct {
+		Sweep string `json:"sweep"`
+		Index *int   `json:"index"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Index == nil || head.Sweep == "" {
+		return Line{}, fmt.Errorf("%s:%d: not a sweep point record", lr.path, lr.n)
+	}
+	lr.complete += int64(len(raw))
+	return Line{Index: *head.Index, Sweep: head.Sweep, Raw: raw}, nil
+}
+
+// eachLine calls f for each whole line of the sweep.ndjson at path, in
+// order, and returns how many bytes hold whole lines.
+func eachLine(path string, f func(k int, l Line) error) (complete int64, err error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	lr := newLineReader(path, file)
+	for {
+		l, err := lr.next()
 		if err == io.EOF {
-			return lines, complete, nil // a last line without newline is cut short
+			return lr.complete, nil
 		}
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
-		var head struct {
-			Sweep string `json:"sweep"`
-			Index *int   `json:"index"`
+		if err := f(lr.n, l); err != nil {
+			return 0, err
 		}
-		if err := json.Unmarshal(raw, &head); err != nil || head.Index == nil || head.Sweep == "" {
-			return nil, 0, fmt.Errorf("%s:%d: not a sweep point record", path, n)
-		}
-		lines = append(lines, Line{Index: *head.Index, Sweep: head.Sweep, Raw: raw})
-		complete += int64(len(raw))
 	}
 }
 
-// readRecords decodes every line of a complete sweep.ndjson.
-func readRecords(path string) ([]Record, error) {
-	lines, _, err := readLines(path)
-	if err != nil {
-		return nil, err
+// decode reads a line's record.
+func (l Line) decode(path string, k int) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(l.Raw, &r); err != nil {
+		return r, fmt.Errorf("%s:%d: %v", path, k, err)
 	}
-	out := make([]Record, len(lines))
-	for i, l := range lines {
-		if err := json.Unmarshal(l.Raw, &out[i]); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
-		}
+	if err := r.check(); err != nil {
+		return r, fmt.Errorf("%s:%d: %v", path, k, err)
 	}
-	return out, nil
+	return r, nil
 }
 
 // Manifest is sweep.json: what a sweep varies and charts, enough to draw
@@ -173,8 +252,8 @@ type ManifestAxis struct {
 
 // Manifest describes p.
 func (p *Plan) Manifest() Manifest {
-	m := Manifest{SchemaVersion: results.SchemaVersion, Tool: "stormsim " + results.Version, Sweep: p.Hash, Name: p.Name,
-		Seed: p.Seed, Replications: p.Replications, Points: len(p.Points), Policies: p.Labels, Metrics: []string{}}
+	m := Manifest{SchemaVersion: SchemaVersion, Tool: "stormsim " + results.Version, Sweep: p.Hash, Name: p.Name,
+		Seed: p.Seed, Replications: p.Replications, Points: p.Size, Policies: p.Labels, Metrics: []string{}}
 	for _, ax := range p.Axes {
 		ma := ManifestAxis{Path: ax.Path, Unit: ax.Unit, Log: ax.Log}
 		for i, v := range ax.Values {
@@ -209,10 +288,10 @@ func readManifest(dir string) (Manifest, []byte, error) {
 		return m, nil, err
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, nil, fmt.Errorf("%s/%s: not a sweep manifest: %v", dir, ManifestFile, err)
+		return m, nil, fmt.Errorf("%s: not a sweep manifest: %v", filepath.Join(dir, ManifestFile), err)
 	}
-	if m.SchemaVersion != results.SchemaVersion {
-		return m, nil, fmt.Errorf("%s/%s: schema_version %d, this stormsim reads %d", dir, ManifestFile, m.SchemaVersion, results.SchemaVersion)
+	if m.SchemaVersion != SchemaVersion {
+		return m, nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d (run the sweep again into a fresh -o)", filepath.Join(dir, ManifestFile), m.SchemaVersion, SchemaVersion)
 	}
 	return m, data, nil
 }

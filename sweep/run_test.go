@@ -2,15 +2,18 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"stormsim/results"
+	"stormsim/runner"
 )
 
 // dirFiles reads every file of dir by name.
@@ -27,6 +30,20 @@ func dirFiles(t *testing.T, dir string) map[string][]byte {
 			t.Fatal(err)
 		}
 		out[e.Name()] = data
+	}
+	return out
+}
+
+// readRecords decodes every line of a sweep.ndjson.
+func readRecords(t *testing.T, path string) []Record {
+	t.Helper()
+	var out []Record
+	if _, err := eachLine(path, func(k int, l Line) error {
+		r, err := l.decode(path, k)
+		out = append(out, r)
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -86,16 +103,16 @@ func TestRecordsMatchDirectRuns(t *testing.T) {
 	p := plan(t, small, 0)
 	dir := t.TempDir()
 	mustRun(t, p, Options{Dir: dir, NoCharts: true})
-	recs, err := readRecords(filepath.Join(dir, PointsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != len(p.Points) {
-		t.Fatalf("%d records for %d points", len(recs), len(p.Points))
+	recs := readRecords(t, filepath.Join(dir, PointsFile))
+	if len(recs) != p.Size {
+		t.Fatalf("%d records for %d points", len(recs), p.Size)
 	}
 	for i, r := range recs {
-		pt := p.Points[i]
-		if r.Index != i || r.ID != pt.ID || r.Sweep != p.Hash || r.ConfigHash != pt.ConfigHash || r.Seed != 7 || r.Replications != 2 {
+		pt, err := p.Point(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Index != i || r.ID() != pt.ID || r.Sweep != LineID(p.Hash) || r.ConfigHash != pt.ConfigHash || r.Seed != 7 || r.Replications != 2 {
 			t.Errorf("record %d header %+v", i, r)
 		}
 		if r.Values[0].Path != "admission.per_slot" || r.Values[1].Label != []string{"25ms", "100ms"}[i%2] {
@@ -104,13 +121,13 @@ func TestRecordsMatchDirectRuns(t *testing.T) {
 		for pol, spec := range pt.Scenario.Policies {
 			var want []float64
 			for seed := uint64(7); seed < 9; seed++ {
-				res, err := results.RunOne(pt.Scenario, spec, seed)
+				res, err := runner.RunOne(pt.Scenario, spec, seed)
 				if err != nil {
 					t.Fatal(err)
 				}
 				want = append(want, *res.ConvergenceMs)
 			}
-			got, ok := r.Results[pol].Metrics.Lookup("convergence_ms")
+			got, ok := r.Summaries()[pol].Metrics.Lookup("convergence_ms")
 			if r.Results[pol].Policy != spec.Label || !ok || !slices.Equal(got.Runs, want) {
 				t.Errorf("point %d %s: convergence runs %v, want %v", i, spec.Label, got.Runs, want)
 			}
@@ -191,13 +208,13 @@ func TestResumeSkipsFinishedPoints(t *testing.T) {
 	mustRun(t, p, Options{Dir: dir, Resume: true, NoCharts: true, Progress: NewProgress(&progress, false)})
 	sameFiles(t, dir, whole)
 	// 4 points were left, 2 policies x 2 replications each.
-	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (2 resumed), 16/16 runs") {
+	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (2 resumed), 16/16 storms") {
 		t.Errorf("progress %q, want 4 points run", progress.String())
 	}
 	// Resuming a finished sweep runs nothing.
 	progress.Reset()
 	mustRun(t, p, Options{Dir: dir, Resume: true, NoCharts: true, Progress: NewProgress(&progress, false)})
-	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (6 resumed), 0/0 runs") {
+	if !strings.HasPrefix(progress.String(), "sweep: 6/6 points (6 resumed), 0/0 storms") {
 		t.Errorf("progress %q, want nothing run", progress.String())
 	}
 	sameFiles(t, dir, whole)
@@ -245,8 +262,8 @@ func TestCSV(t *testing.T) {
 	if !strings.HasPrefix(rows[0], "index,id,admission.per_slot,policies[0].base,seed,replications,policy,clients,attempts,") || strings.Contains(rows[0], "std(") {
 		t.Errorf("header %s", rows[0])
 	}
-	recs, _ := readRecords(filepath.Join(dir, PointsFile))
-	attempts, _ := recs[5].Results[1].Metrics.Lookup("attempts")
+	recs := readRecords(t, filepath.Join(dir, PointsFile))
+	attempts, _ := recs[5].Summaries()[1].Metrics.Lookup("attempts")
 	want := "5,admission.per_slot=8 policies[0].base=100ms,8,100ms,7,1,equal,20," + number(attempts.Mean) + ","
 	if !strings.HasPrefix(rows[12], want) {
 		t.Errorf("last row %s, want prefix %s", rows[12], want)
@@ -280,13 +297,13 @@ func TestProgressLines(t *testing.T) {
 		resumed    int
 		wantPrefix string
 	}{
-		{true, "\r\033[K", "\n", 10, 10, 0, "sweep: 1/10 points, 1/5 runs, "},
-		{false, "", "\n", 10, 4, 1, "sweep: 2/4 points (1 resumed, shard of 10), 1/5 runs, "},
+		{true, "\r\033[K", "\n", 10, 10, 0, "sweep: 1/10 points, 1/5 storms, "},
+		{false, "", "\n", 10, 4, 1, "sweep: 2/4 points (1 resumed, shard of 10), 1/5 storms, "},
 	} {
 		var b bytes.Buffer
 		p := NewProgress(&b, tt.live)
-		p.begin(tt.grid, tt.pts, tt.resumed, 5)
-		p.runDone()
+		p.begin(tt.grid, tt.pts, tt.resumed, 5, 500)
+		p.stormDone(100)
 		p.pointDone()
 		p.end()
 		got := b.String()
@@ -295,9 +312,65 @@ func TestProgressLines(t *testing.T) {
 		}
 	}
 	var nilProgress *Progress
-	nilProgress.begin(1, 1, 0, 1)
-	nilProgress.runDone()
+	nilProgress.begin(1, 1, 0, 1, 1)
+	nilProgress.stormDone(1)
+	nilProgress.Say("x")
+	nilProgress.Checking("x", 1, 2)
 	nilProgress.end()
+}
+
+// TestETAWeighsStormsByClients pins the time left on work, not on storms
+// counted alike: 10 storms of 10 clients then 10 of 90 (work 100 + 900).
+// The first ten took 10 s, so 900 more client-storms take 90 s; counting
+// storms would say 10 s.
+// TestCheckingIsQuietForSmallGrids pins that checking a grid says nothing
+// when it takes less than one report interval, and otherwise a line per
+// interval and the final count.
+func TestCheckingIsQuietForSmallGrids(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	var b bytes.Buffer
+	p := NewProgress(&b, false)
+	p.now = func() time.Time { return clock }
+	p.Checking("g", 0, 10)
+	p.Checking("g", 10, 10)
+	if b.Len() != 0 {
+		t.Errorf("a quick check printed %q", b.String())
+	}
+	q := NewProgress(&b, false)
+	q.now = func() time.Time { return clock }
+	q.Checking("g: 3 points", 0, 3)
+	clock = clock.Add(PlainEvery)
+	q.Checking("g: 3 points", 1, 3)
+	clock = clock.Add(time.Second)
+	q.Checking("g: 3 points", 2, 3) // within the interval: quiet
+	q.Checking("g: 3 points", 3, 3)
+	if want := "g: 3 points; checking every point: 1/3\ng: 3 points; checking every point: 3/3\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestETAWeighsStormsByClients(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	p := NewProgress(io.Discard, false)
+	p.now = func() time.Time { return clock }
+	p.begin(2, 2, 0, 20, 1000)
+	defer p.end()
+	for range 10 {
+		p.stormDone(10)
+	}
+	p.pointDone()
+	clock = clock.Add(10 * time.Second)
+	if got, want := p.line(false), "sweep: 1/2 points, 10/20 storms, 10s, about 1m30s left"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// No ETA before a second has passed or any work is done.
+	q := NewProgress(io.Discard, false)
+	q.now = func() time.Time { return clock }
+	q.begin(1, 1, 0, 1, 10)
+	defer q.end()
+	if got := q.line(false); strings.Contains(got, "left") {
+		t.Errorf("an ETA with nothing done: %q", got)
+	}
 }
 
 // TestChartsPerAxisCount pins which charts a sweep draws: one line chart
@@ -325,5 +398,100 @@ func TestChartsPerAxisCount(t *testing.T) {
 				t.Errorf("charts\n %v\nwant\n %v", charts, want)
 			}
 		})
+	}
+}
+
+// TestInterruptLeavesWholeLinesToResume pins what Ctrl-C leaves: the
+// points finished so far, each line whole, an InterruptedError that says
+// how many, and a directory that --resume finishes into exactly what an
+// uninterrupted sweep writes.
+func TestInterruptLeavesWholeLinesToResume(t *testing.T) {
+	p := plan(t, small, 0)
+	whole := t.TempDir()
+	mustRun(t, p, Options{Dir: whole, NoCharts: true})
+	for _, workers := range []int{1, 3} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := p.Run(Options{Dir: dir, NoCharts: true, Workers: workers, Context: ctx, afterLine: func(written int) {
+			if written == 2 {
+				cancel()
+			}
+		}})
+		cancel()
+		var ie *InterruptedError
+		// The points in flight when it stopped may all have finished: then
+		// it stopped while writing the CSV.
+		if !errors.As(err, &ie) || ie.Points != 6 || ie.Done < 2 || ie.Finishing != (ie.Done == 6) || ie.File != filepath.Join(dir, PointsFile) {
+			t.Fatalf("workers %d: error %v (%+v), want an InterruptedError after 2 to 6 of 6 points", workers, err, ie)
+		}
+		data := dirFiles(t, dir)[PointsFile]
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		if len(lines) != ie.Done+1 || len(lines[ie.Done]) != 0 || !bytes.Equal(data, bytes.Join(bytes.SplitAfter(dirFiles(t, whole)[PointsFile], []byte("\n"))[:ie.Done], nil)) {
+			t.Errorf("workers %d: sweep.ndjson is not the first %d whole lines of the full sweep", workers, ie.Done)
+		}
+		if _, err := os.Stat(filepath.Join(dir, CSVFile)); err == nil {
+			t.Error("an interrupted sweep wrote its CSV")
+		}
+		mustRun(t, p, Options{Dir: dir, Resume: true, NoCharts: true, Workers: workers})
+		sameFiles(t, dir, whole)
+	}
+	// Cancelled before it starts: nothing run, nothing lost.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := p.Run(Options{Dir: t.TempDir(), Context: ctx})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Done != 0 {
+		t.Errorf("error %v, want nothing done", err)
+	}
+}
+
+// TestRerunRemovesChartsOfAnEarlierSweep pins that charts of metrics the
+// earlier sweep in a directory drew and this one does not are removed.
+func TestRerunRemovesChartsOfAnEarlierSweep(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644)
+	mustRun(t, plan(t, small, 0), Options{Dir: dir})
+	if _, ok := dirFiles(t, dir)["equal-p95-attempts.png"]; !ok {
+		t.Fatal("the first sweep drew no equal-p95-attempts chart")
+	}
+	fewer := strings.Replace(small, "  - p95(results[equal].attempts)\n", "", 1)
+	mustRun(t, plan(t, fewer, 0), Options{Dir: dir})
+	var names []string
+	for n := range dirFiles(t, dir) {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	want := "convergence_ms-equal.png convergence_ms-equal.svg convergence_ms-full.png convergence_ms-full.svg notes.txt sweep.csv sweep.json sweep.ndjson"
+	if strings.Join(names, " ") != want {
+		t.Errorf("files\n %s\nwant\n %s", strings.Join(names, " "), want)
+	}
+}
+
+// TestLinesAreCompact pins the layout of a line: each metric named once,
+// each run's values, no statistics (they are computed from the values).
+func TestLinesAreCompact(t *testing.T) {
+	p := plan(t, small, 0)
+	dir := t.TempDir()
+	mustRun(t, p, Options{Dir: dir, NoCharts: true})
+	first, _, _ := bytes.Cut(dirFiles(t, dir)[PointsFile], []byte("\n"))
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(first, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if strings.Join(keys, " ") != "config_hash index metrics replications results seed sweep values" {
+		t.Errorf("keys %v", keys)
+	}
+	if bytes.Contains(first, []byte(`"mean"`)) || bytes.Count(first, []byte(`"attempts"`)) != 1 {
+		t.Errorf("a line repeats names or holds statistics: %s", first)
+	}
+	// 2 policies x 2 replications x the metrics of a core result, about
+	// 10 bytes a value, and each name once: well under 1.5 KB.
+	if len(first) > 1500 {
+		t.Errorf("a line of %d bytes", len(first))
 	}
 }

@@ -51,7 +51,7 @@ func (s gatewaySpec) args() ([]string, error) {
 		"--lease", s.Lease.String(), "--ping", s.Ping.String(), "--idle", s.Idle.String(),
 		"--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(burst),
 		"--retry-after", s.Admission.RetryAfter.String(), "--drain-grace", s.DrainGrace.String(),
-		"--db-conns", strconv.Itoa(s.DBConns)}, nil
+		"--db-conns", strconv.Itoa(s.DBConns), "--log-rejections", "each"}, nil
 }
 
 // gatewayProc is a running gateway subprocess and its parsed log.

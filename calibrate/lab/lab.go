@@ -114,7 +114,7 @@ func (r *labRun) progress(format string, args ...any) {
 func (r *labRun) measureQuiet(ctx context.Context) error { return r.load.before(ctx, r.lab.WaitQuiet) }
 
 // prepare creates the run's schema, the devices (the clients and the
-// witness) and the conversation's first events.
+// witness), the conversation's first events and its members.
 func (r *labRun) prepare(ctx context.Context) error {
 	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
 		return err
@@ -139,6 +139,13 @@ func (r *labRun) prepare(ctx context.Context) error {
 	}
 	if _, err := db.AppendEvents(ctx, labConversation, joins); err != nil {
 		return fmt.Errorf("write events: %w", err)
+	}
+	members := make([]string, r.plan.Clients+1)
+	for i := range members {
+		members[i] = store.DeviceID(i)
+	}
+	if _, err := db.Join(ctx, labConversation, members); err != nil {
+		return fmt.Errorf("join conversation: %w", err)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestPlanSeedLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --db-conns 8"
+	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --db-conns 8 --log-rejections each"
 	if got := strings.Join(args, " "); got != want {
 		t.Errorf("args = %s\nwant   %s", got, want)
 	}

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
 )
 
 // TestBadInputExitsTwo: every malformed command line or environment value
-// exits 2 before touching the database.
+// exits 2 with one line on stderr, before touching the database (the URL
+// points nowhere).
 func TestBadInputExitsTwo(t *testing.T) {
+	nowhere := map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/x"}
 	cases := []struct {
 		name string
 		args []string
@@ -20,6 +23,14 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"lease not above the period", []string{"--lease", "100ms"}, nil},
 		{"negative admit rate", []string{"--admit-rate", "-1"}, nil},
 		{"burst 0 with a rate", []string{"--admit-rate", "40", "--admit-burst", "0"}, nil},
+		{"negative source rate", []string{"--source-rate", "-1"}, nil},
+		{"source burst 0 with a rate", []string{"--source-rate", "5", "--source-burst", "0"}, nil},
+		{"abandoned mode unknown", []string{"--abandoned", "maybe"}, nil},
+		{"negative max claims inflight", []string{"--max-claims-inflight", "-1"}, nil},
+		{"negative max conns", []string{"--max-conns", "-5"}, nil},
+		{"http idle 0", []string{"--http-idle", "0s"}, nil},
+		{"sync rate 0", []string{"--sync-rate", "0"}, nil},
+		{"log rejections unknown", []string{"--log-rejections", "some"}, nil},
 		{"id with a pipe", []string{"--id", "gw|a"}, nil},
 		{"bad log level", []string{"--log-level", "loud"}, nil},
 		{"stray argument", []string{"serve", "extra"}, nil},
@@ -27,27 +38,62 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"no database url", []string{"--id", "gw-a"}, map[string]string{"DATABASE_URL": ""}},
 		{"devices without count", []string{"devices"}, nil},
 		{"events without conv", []string{"events", "--count", "3"}, nil},
-		{"bad schema name", []string{"migrate", "--schema", "Bad-Name"}, map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/x"}},
+		{"events with negative members", []string{"events", "--conv", "c", "--count", "3", "--members", "-1"}, nowhere},
+		{"reset-floor without device", []string{"reset-floor"}, nowhere},
+		{"bad schema name", []string{"migrate", "--schema", "Bad-Name"}, nowhere},
+		{"schema public", []string{"migrate", "--schema", "public"}, nowhere},
+		{"schema information_schema", []string{"--schema", "information_schema"}, nowhere},
+		{"schema pg_catalog", []string{"devices", "--count", "1", "--schema", "pg_catalog"}, nowhere},
+		{"schema pg_lab", []string{"--schema", "pg_lab"}, nowhere},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			if c.env["DATABASE_URL"] == "" && c.env != nil {
+			if v, ok := c.env["DATABASE_URL"]; ok && v == "" {
 				os.Unsetenv("DATABASE_URL")
 			}
-			if code := run(c.args); code != 2 {
-				t.Errorf("run(%q) = %d, want 2", c.args, code)
+			var stdout, stderr bytes.Buffer
+			if code := Main(c.args, &stdout, &stderr); code != exitUsage {
+				t.Errorf("Main(%q) = %d, want %d; stderr %q", c.args, code, exitUsage, stderr.String())
+			}
+			if lines := strings.Count(stderr.String(), "\n"); lines != 1 || stdout.Len() != 0 {
+				t.Errorf("Main(%q): stderr %q, stdout %q; want one line on stderr only", c.args, stderr.String(), stdout.String())
 			}
 		})
 	}
 }
 
-// TestOneLine: pgx's multi-line connection errors reach stderr as one line.
-func TestOneLine(t *testing.T) {
-	got := oneLine("failed to connect:\n\t127.0.0.1:1: refused\n\t127.0.0.1:1: refused")
-	if want := "failed to connect:; 127.0.0.1:1: refused; 127.0.0.1:1: refused"; got != want {
-		t.Errorf("oneLine = %q, want %q", got, want)
+// TestHelpGoesToStdout: help is output the user asked for, so it goes to
+// stdout with exit 0, for the command table and for every command's flags.
+func TestHelpGoesToStdout(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "commands:"},
+		{[]string{"--help"}, "--max-claims-inflight"},
+		{[]string{"serve", "-h"}, "--abandoned"},
+		{[]string{"devices", "--help"}, "--conv"},
+		{[]string{"events", "--help"}, "--members"},
+		{[]string{"reset-floor", "--help"}, "--device"},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		code := Main(c.args, &stdout, &stderr)
+		if code != exitOK || !strings.Contains(stdout.String(), c.want) || stderr.Len() != 0 {
+			t.Errorf("Main(%q) = %d, stdout has %q: %v, stderr %q", c.args, code, c.want, strings.Contains(stdout.String(), c.want), stderr.String())
+		}
+	}
+}
+
+// TestDatabaseFailureExitsOne: a command that cannot reach its database is a
+// runtime failure: exit 1, one line.
+func TestDatabaseFailureExitsOne(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"migrate"}, &stdout, &stderr); code != exitFailure || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("migrate without a database = %d, stderr %q; want %d and one line", code, stderr.String(), exitFailure)
 	}
 }

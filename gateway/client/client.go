@@ -12,6 +12,7 @@
 //
 //	101 + hello       connected: sync each conversation from its cursor
 //	429, 503          back off (Retry-After is a floor if the policy honours it)
+//	no answer in time back off from sent + the policy's timeout, no Retry-After
 //	409               counter behind the gateway's floor: retry at once with
 //	                  the next counter value, at most MaxConflicts times in a row
 //	401               stop with ErrUnauthorized
@@ -138,6 +139,16 @@ func (c *Client) run(ctx context.Context) error {
 	}
 }
 
+// handshakeTimeout is the timeout of an attempt in a round with settings rc:
+// the policy's (policies.Spec.Timeout) when it has one, otherwise
+// Config.HandshakeTimeout.
+func (c *Client) handshakeTimeout(rc Reconnect) time.Duration {
+	if t := rc.Backoff.Spec.Timeout; t > 0 {
+		return t
+	}
+	return c.cfg.HandshakeTimeout
+}
+
 // reconnectFor returns the settings of a round of kind k.
 func (c *Client) reconnectFor(k RoundKind) Reconnect {
 	if k == RoundDrain {
@@ -168,13 +179,13 @@ func (c *Client) connect(ctx context.Context, round int, kind RoundKind, previou
 		if err != nil {
 			return nil, fmt.Errorf("client %s: persist attempt counter: %w", c.cfg.Device.ID, err)
 		}
-		s, h := c.handshake(ctx, url, deviceAttempt)
+		s, h := c.handshake(ctx, url, deviceAttempt, c.handshakeTimeout(rc))
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		ev := Event{Kind: EventAttempt, Time: h.answered, Round: round, RoundKind: kind, Attempt: n,
 			DeviceAttempt: deviceAttempt, Gateway: url, Sent: h.sent, Answered: h.answered,
-			Status: h.status, RetryAfter: h.retryAfter, Err: h.err}
+			Status: h.status, RetryAfter: h.retryAfter, TimedOut: h.timedOut, Err: h.err}
 		previous = url
 		switch {
 		case s != nil:
@@ -205,7 +216,13 @@ func (c *Client) connect(ctx context.Context, round int, kind RoundKind, previou
 		}
 		c.failed(url)
 		previousFailed = true
-		if err := c.cfg.Clock.Sleep(ctx, wait); err != nil {
+		sleep := wait
+		if h.timedOut {
+			// The backoff starts when the attempt was abandoned,
+			// sent + timeout, however late the timer woke the client.
+			sleep -= max(0, c.cfg.Clock.Now().Sub(h.answered))
+		}
+		if err := c.cfg.Clock.Sleep(ctx, sleep); err != nil {
 			return nil, err
 		}
 	}

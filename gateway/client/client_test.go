@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/bits"
 	"net/http"
 	"reflect"
@@ -87,7 +88,7 @@ func TestWaitsReplayTheSimulatorsDraws(t *testing.T) {
 	}{
 		{
 			name:   "full jitter honouring Retry-After",
-			spec:   policies.Spec{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, HonorRetryAfter: true},
+			spec:   policies.Spec{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, HonorRetryAfter: true},
 			jitter: 100 * time.Millisecond,
 			failures: []step{
 				{status: 429, retryAfter: "1"}, {status: 429, retryAfter: "1"}, {status: 503, retryAfter: "2"},
@@ -97,27 +98,27 @@ func TestWaitsReplayTheSimulatorsDraws(t *testing.T) {
 		},
 		{
 			name:        "full jitter ignoring Retry-After, lab floor 200ms",
-			spec:        policies.Spec{Name: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, MinDelayAfterReject: 200 * time.Millisecond},
+			spec:        policies.Spec{Kind: "full", Base: 100 * time.Millisecond, Cap: 3200 * time.Millisecond, MinDelayAfterReject: 200 * time.Millisecond},
 			jitter:      100 * time.Millisecond,
 			failures:    []step{{status: 429, retryAfter: "5"}, {status: 429, retryAfter: "5"}, {status: 503, retryAfter: "5"}, {status: 429, retryAfter: "5"}, {status: 429, retryAfter: "5"}},
 			retryAfters: []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second},
 		},
 		{
 			name:        "decorrelated threads its previous delay",
-			spec:        policies.Spec{Name: "decorrelated", Base: 50 * time.Millisecond, Cap: 2 * time.Second},
+			spec:        policies.Spec{Kind: "decorrelated", Base: 50 * time.Millisecond, Cap: 2 * time.Second},
 			jitter:      time.Second,
 			failures:    []step{{status: 429}, {status: 503}, {status: 429}, {status: 429}, {status: 429}, {status: 429}},
 			retryAfters: make([]time.Duration, 6),
 		},
 		{
 			name:        "equal jitter, other HTTP errors back off too",
-			spec:        policies.Spec{Name: "equal", Base: 10 * time.Millisecond, Cap: 80 * time.Millisecond},
+			spec:        policies.Spec{Kind: "equal", Base: 10 * time.Millisecond, Cap: 80 * time.Millisecond},
 			failures:    []step{{status: 500}, {status: 400}, {status: 429}, {status: 429}, {status: 429}},
 			retryAfters: make([]time.Duration, 5),
 		},
 		{
 			name:        "max_attempts is not reached before the accept",
-			spec:        policies.Spec{Name: "fixed", Base: 30 * time.Millisecond, MaxAttempts: 3},
+			spec:        policies.Spec{Kind: "fixed", Base: 30 * time.Millisecond, MaxAttempts: 3},
 			failures:    []step{{status: 429}, {status: 429}},
 			retryAfters: make([]time.Duration, 2),
 		},
@@ -164,7 +165,7 @@ func hi64(u uint64, n time.Duration) time.Duration {
 // initial = uniform[0, jitter), then max(uniform[0, min(cap, base*2^(n-1))), retryAfter).
 func TestFullJitterWaitsByFormula(t *testing.T) {
 	const base, capD, jitter = 100 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond
-	b := backoff(t, policies.Spec{Name: "full", Base: base, Cap: capD, HonorRetryAfter: true})
+	b := backoff(t, policies.Spec{Kind: "full", Base: base, Cap: capD, HonorRetryAfter: true})
 	ras := []string{"0", "0", "0", "0", "1"}
 	steps := []step{acceptThenDrop}
 	for _, ra := range ras {
@@ -189,7 +190,7 @@ func TestFullJitterWaitsByFormula(t *testing.T) {
 
 func TestRetryAfterFromTheGateway(t *testing.T) {
 	start := newFakeClock().Now()
-	fixed10ms := policies.Spec{Name: "fixed", Base: 10 * time.Millisecond}
+	fixed10ms := policies.Spec{Kind: "fixed", Base: 10 * time.Millisecond}
 	honour := fixed10ms
 	honour.HonorRetryAfter = true
 	tests := []struct {
@@ -225,7 +226,7 @@ func TestRetryAfterFromTheGateway(t *testing.T) {
 }
 
 func TestConflictRetriesWithTheNextCounterAtOnce(t *testing.T) {
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Second})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Second})
 	tests := []struct {
 		name         string
 		steps        []step
@@ -270,7 +271,7 @@ func TestConflictRetriesWithTheNextCounterAtOnce(t *testing.T) {
 }
 
 func TestTerminalOutcomes(t *testing.T) {
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond, MaxAttempts: 2})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond, MaxAttempts: 2})
 	tests := []struct {
 		name     string
 		steps    []step
@@ -307,8 +308,8 @@ func TestTerminalOutcomes(t *testing.T) {
 }
 
 func TestEndOfConnectionPicksTheRound(t *testing.T) {
-	drop := Reconnect{Backoff: backoff(t, policies.Spec{Name: "fixed", Base: 700 * time.Millisecond}), InitialJitter: time.Second}
-	drain := Reconnect{Backoff: backoff(t, policies.Spec{Name: "fixed", Base: 50 * time.Millisecond}), InitialJitter: 30 * time.Millisecond}
+	drop := Reconnect{Backoff: backoff(t, policies.Spec{Kind: "fixed", Base: 700 * time.Millisecond}), InitialJitter: time.Second}
+	drain := Reconnect{Backoff: backoff(t, policies.Spec{Kind: "fixed", Base: 50 * time.Millisecond}), InitialJitter: 30 * time.Millisecond}
 	tests := []struct {
 		name      string
 		end       step
@@ -350,7 +351,7 @@ func TestEndOfConnectionPicksTheRound(t *testing.T) {
 }
 
 func TestGatewayChoice(t *testing.T) {
-	b := backoff(t, policies.Spec{Name: "fixed", Base: 10 * time.Millisecond})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: 10 * time.Millisecond})
 	t.Run("refused moves round robin to the next gateway", func(t *testing.T) {
 		dead := refusedURL(t)
 		g := newFakeGateway(t, step{status: 429}, acceptThenKick)
@@ -403,7 +404,7 @@ func TestSyncCatchesUpFromCursors(t *testing.T) {
 		g.log["a"] = append(g.log["a"], protocol.Event{Seq: seq, Body: "m"})
 	}
 	g.log["b"] = []protocol.Event{{Seq: 1, Body: "m"}}
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
 	err, _, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b}, Conversations: []string{"b", "a"}})
 	if !errors.Is(err, ErrReplaced) {
 		t.Fatalf("Run = %v", err)
@@ -427,7 +428,7 @@ func TestSyncCatchesUpFromCursors(t *testing.T) {
 }
 
 func TestSyncRetriesAfterAnErrorFrame(t *testing.T) {
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
 	tests := []struct {
 		name       string
 		syncErrors int
@@ -463,7 +464,7 @@ func TestSyncRetriesAfterAnErrorFrame(t *testing.T) {
 
 func TestHeartbeatNoticesAHungGateway(t *testing.T) {
 	g := newFakeGateway(t, step{status: 101, then: mute}, acceptThenKick)
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
 	err, _, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b},
 		Clock: SystemClock, PingEvery: 20 * time.Millisecond})
 	if !errors.Is(err, ErrReplaced) {
@@ -476,7 +477,7 @@ func TestHeartbeatNoticesAHungGateway(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	b := backoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
 	dev := Device{ID: "d", Token: "t"}
 	tests := []struct {
 		name string
@@ -492,5 +493,66 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if _, err := New(tt.cfg); err == nil {
 			t.Errorf("%s: New accepted it", tt.name)
 		}
+	}
+}
+
+// TestTimeoutIsAFailedAttempt: with the policy's timeout set, an attempt
+// whose answer (for a 101, its hello) has not arrived by sent + timeout is
+// abandoned then: its connection closed, recorded as timed out with status
+// 0 and answered = sent + timeout, and followed by the backoff the
+// simulator draws for a failed attempt without Retry-After, even though
+// the late answer carries one. An answer within the timeout counts as usual.
+func TestTimeoutIsAFailedAttempt(t *testing.T) {
+	const timeout = 150 * time.Millisecond
+	b := backoff(t, policies.Spec{Kind: "full", Base: 100 * time.Millisecond, Cap: 800 * time.Millisecond,
+		HonorRetryAfter: true, Timeout: timeout})
+	steps := []step{
+		acceptThenDrop,
+		{status: 429, retryAfter: "1", delay: 4 * timeout}, // refusal too late
+		{status: 101, helloDelay: 4 * timeout},             // accepted, hello too late
+		{status: 429, retryAfter: "1", delay: timeout / 5}, // refusal in time
+		acceptThenKick,
+	}
+	g := newFakeGateway(t, steps...)
+	err, clock, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b, InitialJitter: 100 * time.Millisecond}})
+	if !errors.Is(err, ErrReplaced) {
+		t.Fatalf("Run = %v, want ErrReplaced", err)
+	}
+	want := append([]time.Duration{0}, replayWaits(b, 100*time.Millisecond, []time.Duration{0, 0, time.Second})...)
+	if got := clock.waits(); !slices.Equal(got, want) {
+		t.Errorf("waits\n got %v\nwant %v", got, want)
+	}
+	var timedOut []bool
+	for _, ev := range rec.of(EventAttempt) {
+		if ev.Round != 2 {
+			continue
+		}
+		timedOut = append(timedOut, ev.TimedOut)
+		if ev.TimedOut && (ev.Status != 0 || ev.RetryAfter != 0 || ev.Answered.Sub(ev.Sent) != timeout || !errors.Is(ev.Err, ErrTimedOut)) {
+			t.Errorf("timed-out attempt %d: status %d retry-after %v answered after %v err %v; want 0, 0, %v, ErrTimedOut",
+				ev.Attempt, ev.Status, ev.RetryAfter, ev.Answered.Sub(ev.Sent), ev.Err, timeout)
+		}
+	}
+	if wantTO := []bool{true, true, false, false}; !slices.Equal(timedOut, wantTO) {
+		t.Errorf("round 2 timed out %v, want %v", timedOut, wantTO)
+	}
+	g.mu.Lock()
+	left := maps.Clone(g.leftEarly)
+	g.mu.Unlock()
+	for _, i := range []int{1, 2} {
+		if d, ok := left[i]; !ok || d > 3*timeout {
+			t.Errorf("handshake %d: the gateway saw the client leave after %v (seen: %v), want soon after %v", i, d, ok, timeout)
+		}
+	}
+}
+
+// TestTimeoutFallsBackToTheConfig: without a policy timeout,
+// Config.HandshakeTimeout bounds the handshake.
+func TestTimeoutFallsBackToTheConfig(t *testing.T) {
+	b := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
+	g := newFakeGateway(t, step{status: 429, delay: time.Second}, acceptThenKick)
+	_, _, rec := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b}, HandshakeTimeout: 100 * time.Millisecond})
+	if ev := rec.of(EventAttempt)[0]; !ev.TimedOut || ev.Answered.Sub(ev.Sent) != 100*time.Millisecond {
+		t.Errorf("first attempt timed out %v after %v, want true after 100ms", ev.TimedOut, ev.Answered.Sub(ev.Sent))
 	}
 }

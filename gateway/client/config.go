@@ -42,7 +42,10 @@ type Chooser func(Pick) string
 
 // Defaults of Config.
 const (
-	DefaultHandshakeTimeout = 10 * time.Second // whole handshake, hello included
+	// DefaultHandshakeTimeout bounds a handshake, hello included, when the
+	// round's policy has no timeout (policies.Spec.Timeout 0): a safety net
+	// the model does not have.
+	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultSyncTimeout      = 10 * time.Second // all conversations of one connect
 	DefaultMaxConflicts     = 32               // consecutive 409s before giving up
 	// MaxInboundFrameBytes is the largest frame the client reads: an events
@@ -71,7 +74,9 @@ type Config struct {
 	Drain Reconnect
 	// Conversations are synced from their cursors after every connect.
 	Conversations []string
-	// HandshakeTimeout bounds one handshake including the hello.
+	// HandshakeTimeout bounds one handshake, hello included, when the
+	// round's policy sets no timeout; default DefaultHandshakeTimeout. A
+	// policy's Timeout always wins (see Client.Run).
 	HandshakeTimeout time.Duration
 	// SyncTimeout bounds the sync of all conversations after a connect.
 	SyncTimeout time.Duration
@@ -92,9 +97,10 @@ type Config struct {
 }
 
 // DefaultHTTPClient dials every handshake on a fresh TCP connection, as a
-// reconnecting device does, and never through a proxy.
+// reconnecting device does, and never through a proxy. The handshake's
+// timeout bounds the dial too.
 var DefaultHTTPClient = &http.Client{Transport: &http.Transport{
-	DialContext:       (&net.Dialer{Timeout: DefaultHandshakeTimeout}).DialContext,
+	DialContext:       (&net.Dialer{}).DialContext,
 	DisableKeepAlives: true,
 	ForceAttemptHTTP2: false,
 }}

@@ -61,8 +61,11 @@ type Event struct {
 	Answered      time.Time     // handshake answered, failed, or hello read
 	Status        int           // 101, 429, 503, 409, 401, other HTTP; 0 when no HTTP answer
 	RetryAfter    time.Duration // parsed Retry-After (0 if none or unparseable)
-	Wait          time.Duration // see EventRound and EventAttempt
-	Err           error         // transport error, bad Retry-After, or why Run stopped
+	// TimedOut: no answer (for a 101, no hello) reached the client within
+	// the handshake timeout; Answered is then Sent + the timeout, Status 0.
+	TimedOut bool
+	Wait     time.Duration // see EventRound and EventAttempt
+	Err      error         // transport error, bad Retry-After, or why Run stopped
 
 	CloseCode   int    // EventClosed: WebSocket close code, -1 without a close frame
 	CloseReason string // EventClosed: close reason or the error frame's message

@@ -34,6 +34,8 @@ type step struct {
 	retryAfter string // Retry-After header of a refusal
 	then       after  // after an accept
 	code       websocket.StatusCode
+	delay      time.Duration // before the answer
+	helloDelay time.Duration // after a 101, before the hello
 }
 
 // request is what the fake gateway saw of one handshake.
@@ -58,10 +60,15 @@ type fakeGateway struct {
 	steps []step
 	reqs  []request
 	syncs []protocol.Sync
+	// leftEarly holds, per step index, how long after the request arrived
+	// the client closed its connection while the gateway was still delaying
+	// its answer or hello.
+	leftEarly map[int]time.Duration
 }
 
 func newFakeGateway(t *testing.T, steps ...step) *fakeGateway {
-	g := &fakeGateway{t: t, id: "gw-test", steps: steps, pageSize: 100, log: map[string][]protocol.Event{}}
+	g := &fakeGateway{t: t, id: "gw-test", steps: steps, pageSize: 100, log: map[string][]protocol.Event{},
+		leftEarly: map[int]time.Duration{}}
 	g.srv = httptest.NewServer(http.HandlerFunc(g.serveHTTP))
 	t.Cleanup(func() {
 		g.srv.CloseClientConnections()
@@ -100,6 +107,20 @@ func (g *fakeGateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		st = g.steps[n]
 	}
 	g.mu.Unlock()
+	arrived := time.Now()
+	left := func() {
+		g.mu.Lock()
+		g.leftEarly[n] = time.Since(arrived)
+		g.mu.Unlock()
+	}
+	if st.delay > 0 {
+		select {
+		case <-time.After(st.delay):
+		case <-r.Context().Done(): // the client closed the connection
+			left()
+			return
+		}
+	}
 
 	w.Header().Set(protocol.HeaderGateway, g.id)
 	if st.status != http.StatusSwitchingProtocols {
@@ -116,6 +137,16 @@ func (g *fakeGateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.CloseNow()
 	ctx := r.Context()
+	if st.helloDelay > 0 {
+		read := make(chan error, 1)
+		go func() { _, _, err := conn.Read(ctx); read <- err }()
+		select {
+		case <-time.After(st.helloDelay):
+		case <-read: // the client closed the connection
+			left()
+			return
+		}
+	}
 	hello, _ := json.Marshal(protocol.Hello{T: protocol.TypeHello, Gateway: g.id, Conn: "c" + strconv.Itoa(n), RouteVersion: int64(n + 1)})
 	if conn.Write(ctx, websocket.MessageText, hello) != nil {
 		return

@@ -18,10 +18,17 @@ import (
 // handshakeResult is what one attempt saw, whether or not it connected.
 type handshakeResult struct {
 	sent, answered time.Time
-	status         int // HTTP status; 0 without an HTTP answer
+	status         int // HTTP status; 0 without an HTTP answer (or after a timeout)
 	retryAfter     time.Duration
 	err            error
+	// timedOut: no answer (for a 101, no hello) reached the client by
+	// sent + timeout; answered is then sent + timeout.
+	timedOut bool
 }
+
+// ErrTimedOut is the error of an attempt whose answer did not reach the
+// client within the handshake timeout.
+var ErrTimedOut = errors.New("handshake timed out")
 
 // session is an accepted connection.
 type session struct {
@@ -50,9 +57,11 @@ func handshakeURL(base string, attempt, epoch int64) (string, error) {
 	return u.String(), nil
 }
 
-// handshake dials gateway and, on 101, reads the hello. It returns a session
-// only when the hello arrived; the result describes the attempt either way.
-func (c *Client) handshake(ctx context.Context, gateway string, deviceAttempt int64) (*session, handshakeResult) {
+// handshake dials gateway and, on 101, reads the hello, giving up after
+// timeout (0: none) with its connection closed. It returns a session only
+// when the hello arrived in time; the result describes the attempt either
+// way.
+func (c *Client) handshake(ctx context.Context, gateway string, deviceAttempt int64, timeout time.Duration) (*session, handshakeResult) {
 	var h handshakeResult
 	h.sent = c.cfg.Clock.Now()
 	u, err := handshakeURL(gateway, deviceAttempt, c.cfg.Device.InstallEpoch)
@@ -60,8 +69,21 @@ func (c *Client) handshake(ctx context.Context, gateway string, deviceAttempt in
 		h.answered, h.err = h.sent, fmt.Errorf("gateway URL %q: %w", gateway, err)
 		return nil, h
 	}
-	hctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		hctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
+	// timedOut reports whether the attempt ended because its time ran out
+	// (not because the client is stopping), and then records it so.
+	timedOut := func() bool {
+		if timeout == 0 || ctx.Err() != nil || !errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			return false
+		}
+		h.timedOut, h.status, h.retryAfter = true, 0, 0
+		h.answered, h.err = h.sent.Add(timeout), fmt.Errorf("%w after %v", ErrTimedOut, timeout)
+		return true
+	}
 	header := http.Header{}
 	header.Set(protocol.HeaderAuthorization, "Bearer "+c.cfg.Device.ID+":"+c.cfg.Device.Token)
 	conn, resp, err := websocket.Dial(hctx, u, &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient, HTTPHeader: header})
@@ -71,11 +93,14 @@ func (c *Client) handshake(ctx context.Context, gateway string, deviceAttempt in
 	}
 	if err != nil {
 		h.err = err
-		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+		switch {
+		case resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
 			// A refusal is the expected outcome, not a transport error:
 			// report only what is wrong with it.
 			h.err = nil
 			h.retryAfter, h.err = ParseRetryAfter(resp.Header.Get(protocol.HeaderRetryAfter), h.answered)
+		case resp == nil:
+			timedOut()
 		}
 		return nil, h
 	}
@@ -84,7 +109,9 @@ func (c *Client) handshake(ctx context.Context, gateway string, deviceAttempt in
 	h.answered = c.cfg.Clock.Now()
 	if err != nil {
 		conn.CloseNow()
-		h.err = fmt.Errorf("hello: %w", err)
+		if !timedOut() {
+			h.err = fmt.Errorf("hello: %w", err)
+		}
 		return nil, h
 	}
 	return &session{conn: conn, gateway: gateway, hello: hello}, h

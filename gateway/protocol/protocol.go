@@ -10,19 +10,45 @@ const (
 	Path              = "/ws"           // WebSocket endpoint
 	QueryAttempt      = "attempt"       // device's persisted attempt counter, incremented before every handshake
 	QueryInstallEpoch = "install_epoch" // grows when the app is reinstalled; default 0
-	// Authorization: "Bearer DEVICE:TOKEN".
+	// Authorization: "Bearer DEVICE:TOKEN"; the scheme is case-insensitive
+	// and may be followed by several spaces (RFC 9110 11.4).
 	HeaderAuthorization = "Authorization"
-	HeaderRetryAfter    = "Retry-After"  // seconds, on 429 and 503
-	HeaderGateway       = "X-Gateway-Id" // on every answer, so a client knows who refused it
+	HeaderRetryAfter    = "Retry-After" // seconds, on 429 and 503
+	// HeaderGateway names the gateway on answers to authenticated handshakes
+	// (101 and 409) only: the id may name the host, which an anonymous
+	// client has no business learning.
+	HeaderGateway = "X-Gateway-Id"
 )
 
-// Handshake outcomes other than 101 Switching Protocols.
+// Ranges of the claim. A device that reaches MaxAttempt reinstalls (install
+// epoch + 1, attempt 0), which beats any attempt of the older epoch; a
+// device at MaxInstallEpoch needs its floor reset by an operator
+// (`gateway reset-floor`). Values outside [0, max] are refused with 400, so
+// nobody can push a device's floor where it cannot climb back.
 const (
-	StatusTooManyRequests    = 429 // no admission token: back off, wait at least Retry-After
-	StatusServiceUnavailable = 503 // draining: back off and reconnect elsewhere
-	StatusUnauthorized       = 401 // unknown device or wrong token: do not retry
+	MaxAttempt      = 1<<31 - 1
+	MaxInstallEpoch = 1<<31 - 1
+)
+
+// Credential syntax: a device id is 1-MaxDeviceIDBytes visible ASCII
+// characters (0x21-0x7e) other than ':'; a token is 1-MaxTokenBytes visible
+// ASCII characters. Anything else is refused with 401 before any query.
+const (
+	MaxDeviceIDBytes = 128
+	MaxTokenBytes    = 256
+)
+
+// Handshake outcomes.
+const (
+	StatusSwitchingProtocols = 101 // accepted: a hello follows
+	StatusTooManyRequests    = 429 // no admission token (or the source's pre-limit): back off, wait at least Retry-After
+	StatusServiceUnavailable = 503 // draining, lease lost, claims queue full or store error: back off, maybe elsewhere
+	StatusUnauthorized       = 401 // malformed credentials, unknown device or wrong token: do not retry
 	StatusConflict           = 409 // claim not newer than the recorded one: increment attempt and retry
-	StatusBadRequest         = 400 // malformed attempt or install_epoch
+	StatusBadRequest         = 400 // malformed attempt or install_epoch, or a WebSocket version/key problem
+	StatusForbidden          = 403 // Origin header naming another host
+	StatusMethodNotAllowed   = 405 // not GET
+	StatusUpgradeRequired    = 426 // no "Connection: Upgrade" / "Upgrade: websocket", or HTTP/1.0
 )
 
 // Close codes sent by the gateway.

@@ -40,6 +40,9 @@ type Owner struct {
 
 // ClaimResult is the outcome of ClaimRoute.
 type ClaimResult struct {
+	// Unauthorized is set by AuthenticateAndClaim for an unknown device or a
+	// wrong token (401); nothing else is then filled in.
+	Unauthorized bool
 	// Accepted is false when the claim was not newer than the floor (409).
 	Accepted bool
 	// Version is the new route version (or the existing one on an
@@ -48,7 +51,7 @@ type ClaimResult struct {
 	// Previous is the route replaced by this claim; zero if there was none
 	// or it was this connection's own.
 	Previous Owner
-	// Floor is the floor as found before the claim.
+	// Floor is the floor that refused the claim; zero when it was accepted.
 	Floor Floor
 }
 
@@ -65,15 +68,28 @@ func (s *PG) kickChannel() string {
 	return KickChannel + "_" + s.schema
 }
 
-// ClaimRoute is the seed's claimRoute: in one transaction it ensures the
-// device's floor row, locks it, accepts the claim only if (epoch, attempt) is
-// newer than the floor (or the route already belongs to this very
-// connection), sets version = floor + 1, raises the floor, upserts the route
-// and, when another connection held the route, sends
-// pg_notify('im_kick', oldGateway|oldConn|device|newVersion), which is
-// delivered only if the transaction commits.
+// ClaimRoute is the seed's claimRoute (the claim_route function of
+// schema.sql, one round trip): it ensures the device's floor row, locks it,
+// accepts the claim only if (epoch, attempt) is newer than the floor (or the
+// route already belongs to this very connection), sets version = floor + 1,
+// raises the floor, upserts the route and, when another connection held the
+// route, sends pg_notify('im_kick', oldGateway|oldConn|device|newVersion),
+// which is delivered only if the claim commits. It does not authenticate:
+// the handshake path uses AuthenticateAndClaim.
+//
+// Cancelling ctx abandons the claim only while it waits for a pooled
+// connection; once the statement is sent it runs to completion (or to ctx's
+// deadline), so a caller that goes away never leaves a claim half done or
+// costs the pool a connection.
 func (s *PG) ClaimRoute(ctx context.Context, c Claim) (ClaimResult, error) {
-	return s.claim(ctx, c, false)
+	return s.claim(ctx, c, nil, false)
+}
+
+// AuthenticateAndClaim is ClaimRoute preceded, in the same round trip, by the
+// device's authentication: an unknown device or a wrong token answers
+// ClaimResult{Unauthorized: true} and changes nothing.
+func (s *PG) AuthenticateAndClaim(ctx context.Context, c Claim, token string) (ClaimResult, error) {
+	return s.claim(ctx, c, &token, false)
 }
 
 // ReregisterRoute restores a live connection's route after its gateway's
@@ -83,64 +99,62 @@ func (s *PG) ClaimRoute(ctx context.Context, c Claim) (ClaimResult, error) {
 // fresh version (or left alone if it survived). ok=false means a newer
 // connection took over and this one must be closed as replaced.
 func (s *PG) ReregisterRoute(ctx context.Context, c Claim) (ok bool, version int64, err error) {
-	r, err := s.claim(ctx, c, true)
+	r, err := s.claim(ctx, c, nil, true)
 	return r.Accepted, r.Version, err
 }
 
-// claim runs the claimRoute transaction. A new claim must be newer than the
-// floor (a repeat by the route's own connection is idempotent); a
-// re-registration must match the floor exactly, whatever the route says.
-func (s *PG) claim(ctx context.Context, c Claim, reregister bool) (ClaimResult, error) {
-	var res ClaimResult
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The seed's statements in the seed's order, pipelined in two
-		// round trips: read under the floor's row lock, then write.
-		res = ClaimResult{}
-		f := &res.Floor
-		var prev Owner
-		read := &pgx.Batch{}
-		read.Queue(`INSERT INTO route_floor (device_id) VALUES ($1) ON CONFLICT DO NOTHING`, c.Device)
-		read.Queue(`SELECT max_version, max_epoch, max_attempt FROM route_floor WHERE device_id = $1 FOR UPDATE`,
-			c.Device).QueryRow(func(r pgx.Row) error { return r.Scan(&f.Version, &f.Epoch, &f.Attempt) })
-		read.Queue(`SELECT gateway_id, conn_id, route_version FROM routes WHERE device_id = $1`,
-			c.Device).QueryRow(func(r pgx.Row) error {
-			if err := r.Scan(&prev.Gateway, &prev.Conn, &prev.Version); !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-			return nil
-		})
-		if err := tx.SendBatch(ctx, read).Close(); err != nil {
-			return err
-		}
-		own := prev.Conn == c.Conn && prev.Gateway == c.Gateway
-		switch {
-		case reregister && (f.Epoch != c.Epoch || f.Attempt != c.Attempt):
-			return nil
-		case own:
-			res.Accepted, res.Version = true, prev.Version // idempotent repeat, or the route survived
-			return nil
-		case !reregister && !f.Below(c.Epoch, c.Attempt):
-			return nil
-		}
-		v := f.Version + 1
-		write := &pgx.Batch{}
-		write.Queue(`UPDATE route_floor SET max_version = $2, max_epoch = $3, max_attempt = $4 WHERE device_id = $1`,
-			c.Device, v, c.Epoch, c.Attempt)
-		write.Queue(upsertRouteSQL, c.Device, c.Gateway, c.Conn, v)
-		if prev.Conn != "" {
-			write.Queue(`SELECT pg_notify($1, $2)`, s.kickChannel(),
-				Kick{Gateway: prev.Gateway, Conn: prev.Conn, Device: c.Device, Version: v}.Payload())
-		}
-		if err := tx.SendBatch(ctx, write).Close(); err != nil {
-			return err
-		}
-		res.Accepted, res.Version, res.Previous = true, v, prev
-		return nil
-	})
+const claimSQL = `SELECT outcome, version, floor_version, floor_epoch, floor_attempt, prev_gateway, prev_conn, prev_version
+	FROM claim_route($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// claim calls claim_route. A new claim must be newer than the floor (a
+// repeat by the route's own connection is idempotent); a re-registration
+// must match the floor exactly, whatever the route says.
+func (s *PG) claim(ctx context.Context, c Claim, token *string, reregister bool) (ClaimResult, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err == nil && ctx.Err() != nil { // cancelled as the connection came: still nothing sent
+		conn.Release()
+		err = ctx.Err()
+	}
+	if err != nil {
+		return ClaimResult{}, fmt.Errorf("claim route of %s: wait for a connection: %w", c.Device, err)
+	}
+	defer conn.Release()
+	run, cancel := committed(ctx)
+	defer cancel()
+	var (
+		res                           ClaimResult
+		outcome                       string
+		version, fv, fe, fa, prevVers *int64
+		prevGateway, prevConn         *string
+	)
+	err = conn.QueryRow(run, claimSQL, c.Device, token, c.Gateway, c.Conn, c.Epoch, c.Attempt, s.kickChannel(), reregister).
+		Scan(&outcome, &version, &fv, &fe, &fa, &prevGateway, &prevConn, &prevVers)
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("claim route of %s: %w", c.Device, err)
 	}
+	switch outcome {
+	case "unauthorized":
+		return ClaimResult{Unauthorized: true}, nil
+	case "accepted":
+		res.Accepted, res.Version = true, *version
+		if prevConn != nil {
+			res.Previous = Owner{Gateway: *prevGateway, Conn: *prevConn, Version: *prevVers}
+		}
+	default:
+		res.Floor = Floor{Version: *fv, Epoch: *fe, Attempt: *fa}
+	}
 	return res, nil
+}
+
+// committed returns a context that keeps ctx's values and deadline but not
+// its cancellation: work sent to the database finishes even if the caller
+// stops waiting for it.
+func committed(ctx context.Context) (context.Context, context.CancelFunc) {
+	run := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(run, d)
+	}
+	return run, func() {}
 }
 
 const upsertRouteSQL = `

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -234,5 +235,102 @@ func TestReregisterRoute(t *testing.T) {
 		if err != nil || ok != c.ok || v != c.version {
 			t.Errorf("%s: ok=%v version=%d err=%v, want %v %d", c.name, ok, v, err, c.ok, c.version)
 		}
+	}
+}
+
+// TestAuthenticateAndClaim: the token is checked in the claim's round trip;
+// an unknown device or a wrong token changes nothing (no floor row, no
+// route), a right one claims as ClaimRoute does.
+func TestAuthenticateAndClaim(t *testing.T) {
+	s := pgtest.Open(t, pgtest.Schema(t), "auth-claim")
+	ctx := ctxT(t)
+	if _, err := s.ProvisionDevices(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	dev := store.DeviceID(0)
+	cases := []struct {
+		name               string
+		device, token      string
+		unauthorized, okay bool
+	}{
+		{"unknown device", "u-999-d1", store.DeviceToken("u-999-d1"), true, false},
+		{"wrong token", dev, "tok-u-000-d2", true, false},
+		{"token prefix", dev, "tok-u-000-d", true, false},
+		{"right token", dev, store.DeviceToken(dev), false, true},
+	}
+	for _, c := range cases {
+		r, err := s.AuthenticateAndClaim(ctx, store.Claim{Device: c.device, Gateway: "gw", Conn: "c-" + c.name, Attempt: 1}, c.token)
+		if err != nil || r.Unauthorized != c.unauthorized || r.Accepted != c.okay {
+			t.Errorf("%s: %+v %v, want unauthorized=%v accepted=%v", c.name, r, err, c.unauthorized, c.okay)
+		}
+		if c.unauthorized {
+			if f, _ := s.Floors(ctx, []string{c.device}); len(f) != 0 {
+				t.Errorf("%s: floor row written %+v", c.name, f)
+			}
+			if o, _ := s.Route(ctx, c.device); o != (store.Owner{}) {
+				t.Errorf("%s: route written %+v", c.name, o)
+			}
+		}
+	}
+	if o, _ := s.Route(ctx, dev); o.Conn != "c-right token" || o.Version != 1 {
+		t.Errorf("route %+v, want c-right token v1", o)
+	}
+}
+
+// TestClaimCompletesOnceSent: cancelling a claim's context abandons it while
+// it waits for a pooled connection (nothing is written), but not once it
+// has been sent: a claim blocked on the floor row's lock commits when the
+// lock is released, after its caller has given up.
+func TestClaimCompletesOnceSent(t *testing.T) {
+	schema := pgtest.Schema(t)
+	s := pgtest.Open(t, schema, "claim-sent")
+	ctx := ctxT(t)
+	one, err := store.Open(ctx, pgtest.URL(t), store.Options{Schema: schema, AppName: "claim-sent-one", MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	for _, d := range []string{"blocked", "waiting"} {
+		if _, err := s.ClaimRoute(ctx, store.Claim{Device: d, Gateway: "gw", Conn: "c0", Attempt: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM route_floor WHERE device_id = 'blocked' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	sentCtx, cancelSent := context.WithCancel(ctx)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := one.ClaimRoute(sentCtx, store.Claim{Device: "blocked", Gateway: "gw", Conn: "c1", Attempt: 1})
+		sent <- err
+	}()
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	waited := make(chan error, 1)
+	time.Sleep(200 * time.Millisecond) // the first claim holds the only connection, blocked on the lock
+	go func() {
+		_, err := one.ClaimRoute(waitCtx, store.Claim{Device: "waiting", Gateway: "gw", Conn: "c1", Attempt: 1})
+		waited <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancelWait()
+	cancelSent()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Errorf("claim cancelled while waiting for a connection: %v, want context.Canceled", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	tx.Rollback(ctx)
+	if err := <-sent; err != nil {
+		t.Errorf("claim cancelled after it was sent: %v, want it to complete", err)
+	}
+	if o, _ := s.Route(ctx, "blocked"); o.Conn != "c1" {
+		t.Errorf("sent claim: route %+v, want c1", o)
+	}
+	if o, _ := s.Route(ctx, "waiting"); o.Conn != "c0" {
+		t.Errorf("abandoned claim: route %+v, want c0 untouched", o)
 	}
 }

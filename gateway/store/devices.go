@@ -44,3 +44,13 @@ func (s *PG) Authenticate(ctx context.Context, device, token string) (bool, erro
 	}
 	return subtle.ConstantTimeCompare([]byte(want), []byte(token)) == 1, nil
 }
+
+// ResetFloor sets the device's floor back to "never claimed" (epoch and
+// attempt -1) while keeping its version, so any next claim is accepted and
+// versions keep growing. It is the operator's way out for a device whose
+// install_epoch reached the protocol's maximum. It reports whether the
+// device had a floor.
+func (s *PG) ResetFloor(ctx context.Context, device string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE route_floor SET max_epoch = -1, max_attempt = -1 WHERE device_id = $1`, device)
+	return tag.RowsAffected() == 1, err
+}

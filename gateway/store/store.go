@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,10 +25,17 @@ const migrateLockKey = 0x5707_6a7e
 // schemaName leaves room for the kick channel name (63 bytes at most).
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
 
-// CheckSchema reports whether name is usable as Options.Schema ("" is).
+// CheckSchema reports whether name is usable as Options.Schema ("" is). The
+// schemas PostgreSQL and every other application share are refused:
+// information_schema, public, and pg_* (reserved for system schemas).
 func CheckSchema(name string) error {
-	if name != "" && !schemaName.MatchString(name) {
+	switch {
+	case name == "":
+		return nil
+	case !schemaName.MatchString(name):
 		return fmt.Errorf("schema must match %s (got %q)", schemaName, name)
+	case name == "public" || name == "information_schema" || strings.HasPrefix(name, "pg_"):
+		return fmt.Errorf("schema %q is shared with PostgreSQL or other applications; name a schema of the gateway's own, or omit it to use the URL's search_path", name)
 	}
 	return nil
 }

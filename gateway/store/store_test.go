@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,11 +91,19 @@ func TestSweepDeletesOnlyExpiredOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.RenewLease(ctx, "gw-live", time.Minute))
-	must(s.RenewLease(ctx, "gw-dead", time.Minute))
-	must(s.ExpireLease(ctx, "gw-dead"))
-	must(s.RenewLease(ctx, "gw-self", time.Minute))
-	must(s.ExpireLease(ctx, "gw-self"))
+	acquire := func(gw string) {
+		t.Helper()
+		held, err := s.AcquireLease(ctx, gw, "owner-"+gw, time.Minute)
+		must(err)
+		if held {
+			t.Fatalf("%s: fresh lease reported held", gw)
+		}
+	}
+	acquire("gw-live")
+	acquire("gw-dead")
+	must(s.ExpireLease(ctx, "gw-dead", "owner-gw-dead"))
+	acquire("gw-self")
+	must(s.ExpireLease(ctx, "gw-self", "owner-gw-self"))
 	owners := map[string]int{"gw-live": 2, "gw-dead": 3, "gw-self": 1}
 	i := 0
 	for gw, n := range owners {
@@ -157,10 +168,14 @@ func TestKickIsNotifiedOnlyOnCommittedTakeover(t *testing.T) {
 	<-done
 }
 
+// TestEventsAppendAndSync: appends get consecutive seqs, concurrent ones
+// included; a page stops at its event count or once the bodies before an
+// event reach its byte budget (the first event always comes); only members
+// read a conversation, and a non-member cannot tell whether it exists.
 func TestEventsAppendAndSync(t *testing.T) {
 	s := pgtest.Open(t, pgtest.Schema(t), "events")
 	ctx := ctxT(t)
-	if head, err := s.AppendEvents(ctx, "c1", []string{"a", "b", "c"}); err != nil || head != 3 {
+	if head, err := s.AppendEvents(ctx, "c1", []string{"a", "bb", "ccc"}); err != nil || head != 3 {
 		t.Fatalf("append: %d %v", head, err)
 	}
 	var wg sync.WaitGroup
@@ -172,36 +187,162 @@ func TestEventsAppendAndSync(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if n, err := s.Join(ctx, "c1", []string{"member", "member", "other"}); err != nil || n != 2 {
+		t.Fatalf("join: %d %v, want 2 new memberships", n, err)
+	}
+	if n, err := s.Join(ctx, "empty", []string{"member"}); err != nil || n != 1 {
+		t.Fatalf("join empty: %d %v", n, err)
+	}
+	// Body lengths by seq: 1, 2, 3, then eight 1-byte bodies (seq 4-11).
 	cases := []struct {
-		after, limit int
-		seqs         []int64
-		head         int64
+		name  string
+		after int64
+		page  store.Page
+		seqs  []int64
+		head  int64
 	}{
-		{0, 100, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 11},
-		{9, 100, []int64{10, 11}, 11},
-		{11, 100, nil, 11},
-		{0, 2, []int64{1, 2}, 11},
+		{"everything", 0, store.Page{Events: 100, Bytes: 1 << 20}, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 11},
+		{"after a cursor", 9, store.Page{Events: 100, Bytes: 1 << 20}, []int64{10, 11}, 11},
+		{"at head", 11, store.Page{Events: 100, Bytes: 1 << 20}, nil, 11},
+		{"event limit", 0, store.Page{Events: 2, Bytes: 1 << 20}, []int64{1, 2}, 11},
+		{"bytes: 1+2 = 3 before seq 3 reaches 3", 0, store.Page{Events: 100, Bytes: 3}, []int64{1, 2}, 11},
+		{"bytes: 3 before seq 3 is under 4", 0, store.Page{Events: 100, Bytes: 4}, []int64{1, 2, 3}, 11},
+		{"bytes: the first event always comes", 2, store.Page{Events: 100, Bytes: 1}, []int64{3}, 11},
 	}
 	for _, c := range cases {
-		ev, head, err := s.EventsAfter(ctx, "c1", int64(c.after), c.limit)
+		ev, head, err := s.EventsAfter(ctx, "member", "c1", c.after, c.page)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
 		var seqs []int64
 		for _, e := range ev {
 			seqs = append(seqs, e.Seq)
 		}
-		if head != c.head || len(seqs) != len(c.seqs) {
-			t.Fatalf("after %d: seqs %v head %d, want %v %d", c.after, seqs, head, c.seqs, c.head)
-		}
-		for i := range seqs {
-			if seqs[i] != c.seqs[i] {
-				t.Fatalf("after %d: seqs %v, want %v", c.after, seqs, c.seqs)
-			}
+		if head != c.head || !slices.Equal(seqs, c.seqs) {
+			t.Errorf("%s: seqs %v head %d, want %v %d", c.name, seqs, head, c.seqs, c.head)
 		}
 	}
-	ev, head, err := s.EventsAfter(ctx, "empty", 0, 10)
+	ev, head, err := s.EventsAfter(ctx, "member", "empty", 0, store.Page{Events: 10, Bytes: 100})
 	if err != nil || head != 0 || len(ev) != 0 || ev == nil {
 		t.Errorf("empty conversation: %v %d %v (want a non-nil empty list for JSON [])", ev, head, err)
+	}
+	for _, c := range []struct{ device, conv string }{{"stranger", "c1"}, {"other", "empty"}, {"member", "missing"}} {
+		if ev, head, err := s.EventsAfter(ctx, c.device, c.conv, 0, store.Page{Events: 10, Bytes: 100}); !errors.Is(err, store.ErrNotMember) || ev != nil || head != 0 {
+			t.Errorf("%s reading %s: %v %d %v, want ErrNotMember and nothing else", c.device, c.conv, ev, head, err)
+		}
+	}
+}
+
+// TestLeaseOwnership: a live lease belongs to its owner; another owner gets
+// it only once it has expired, and the previous owner can then no longer
+// renew or expire it.
+func TestLeaseOwnership(t *testing.T) {
+	s := pgtest.Open(t, pgtest.Schema(t), "lease-owner")
+	ctx := ctxT(t)
+	steps := []struct {
+		name   string
+		owner  string
+		lease  time.Duration
+		expire bool
+		held   bool
+	}{
+		{"first owner takes a free id", "a", time.Minute, false, false},
+		{"first owner renews", "a", time.Minute, false, false},
+		{"second owner is refused a live lease", "b", time.Minute, false, true},
+		{"second owner cannot expire it", "b", 0, true, false},
+		{"so it is still refused", "b", time.Minute, false, true},
+		{"first owner lets it lapse", "a", time.Millisecond, false, false},
+		{"second owner takes the lapsed lease", "b", time.Minute, false, false},
+		{"first owner is now refused", "a", time.Minute, false, true},
+	}
+	for _, st := range steps {
+		if st.expire {
+			if err := s.ExpireLease(ctx, "gw", st.owner); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		time.Sleep(5 * time.Millisecond) // lets a 1ms lease lapse
+		held, err := s.AcquireLease(ctx, "gw", st.owner, st.lease)
+		if err != nil || held != st.held {
+			t.Errorf("%s: held=%v err=%v, want held=%v", st.name, held, err, st.held)
+		}
+	}
+}
+
+// TestReleaseRoutesOnlyTheNamedConnections: a listed route goes only while
+// the listed connection holds it.
+func TestReleaseRoutesOnlyTheNamedConnections(t *testing.T) {
+	s := pgtest.Open(t, pgtest.Schema(t), "release-routes")
+	ctx := ctxT(t)
+	for i, c := range []store.Claim{
+		{Device: "d1", Gateway: "gw", Conn: "c1", Attempt: 1},
+		{Device: "d2", Gateway: "gw", Conn: "c2", Attempt: 1},
+		{Device: "d3", Gateway: "other", Conn: "c3", Attempt: 1},
+	} {
+		if _, err := s.ClaimRoute(ctx, c); err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+	}
+	got, err := s.RoutesOf(ctx, "gw")
+	slices.SortFunc(got, func(a, b store.RouteKey) int { return strings.Compare(a.Device, b.Device) })
+	if err != nil || !slices.Equal(got, []store.RouteKey{{Device: "d1", Conn: "c1"}, {Device: "d2", Conn: "c2"}}) {
+		t.Fatalf("RoutesOf = %v %v", got, err)
+	}
+	n, err := s.ReleaseRoutes(ctx, []store.RouteKey{{Device: "d1", Conn: "c1"}, {Device: "d2", Conn: "stale"}, {Device: "d3", Conn: "c3"}})
+	if err != nil || n != 2 {
+		t.Fatalf("ReleaseRoutes = %d %v, want 2", n, err)
+	}
+	for dev, want := range map[string]string{"d1": "", "d2": "c2", "d3": ""} {
+		if o, _ := s.Route(ctx, dev); o.Conn != want {
+			t.Errorf("%s: route %+v, want conn %q", dev, o, want)
+		}
+	}
+}
+
+// TestResetFloorLetsAnyClaimIn: after a reset the device's next claim is
+// accepted whatever its (epoch, attempt), and versions keep growing.
+func TestResetFloorLetsAnyClaimIn(t *testing.T) {
+	s := pgtest.Open(t, pgtest.Schema(t), "reset-floor")
+	ctx := ctxT(t)
+	const top = 1<<31 - 1
+	if _, err := s.ClaimRoute(ctx, store.Claim{Device: "d", Gateway: "gw", Conn: "c1", Epoch: top, Attempt: top}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.ClaimRoute(ctx, store.Claim{Device: "d", Gateway: "gw", Conn: "c2", Epoch: top, Attempt: top}); r.Accepted {
+		t.Fatal("claim at the maximum accepted twice")
+	}
+	if found, err := s.ResetFloor(ctx, "d"); err != nil || !found {
+		t.Fatalf("ResetFloor = %v %v", found, err)
+	}
+	r, err := s.ClaimRoute(ctx, store.Claim{Device: "d", Gateway: "gw", Conn: "c3", Epoch: 0, Attempt: 0})
+	if err != nil || !r.Accepted || r.Version != 2 {
+		t.Errorf("claim after reset: %+v %v, want accepted at version 2", r, err)
+	}
+	if found, _ := s.ResetFloor(ctx, "never-claimed"); found {
+		t.Error("ResetFloor found a floor for a device that never claimed")
+	}
+}
+
+func TestCheckSchema(t *testing.T) {
+	cases := []struct {
+		name string
+		ok   bool
+	}{
+		{"", true},
+		{"lab", true},
+		{"t_test_1", true},
+		{"public", false},
+		{"information_schema", false},
+		{"pg_catalog", false},
+		{"pg_lab", false},
+		{"Lab", false},
+		{"1lab", false},
+		{strings.Repeat("a", 56), false},
+	}
+	for _, c := range cases {
+		if err := store.CheckSchema(c.name); (err == nil) != c.ok {
+			t.Errorf("CheckSchema(%q) = %v, want ok=%v", c.name, err, c.ok)
+		}
 	}
 }

@@ -29,7 +29,8 @@ type Line struct {
 	AnsweredMs   *float64 `json:"answered_ms,omitempty"` // attempt
 	Status       *int     `json:"status,omitempty"`      // attempt: 101, 429, ..., 0 = no HTTP answer
 	RetryAfterMs *float64 `json:"retry_after_ms,omitempty"`
-	WaitMs       *float64 `json:"wait_ms,omitempty"` // round: initial wait; attempt: wait before the next
+	WaitMs       *float64 `json:"wait_ms,omitempty"`   // round: initial wait; attempt: wait before the next
+	TimedOut     bool     `json:"timed_out,omitempty"` // attempt: abandoned at the handshake timeout
 	Error        string   `json:"error,omitempty"`
 
 	CloseCode   *int   `json:"close_code,omitempty"`
@@ -64,6 +65,7 @@ func lineOf(ev client.Event, t0 time.Time) Line {
 	case client.EventAttempt:
 		l.SentMs, l.AnsweredMs = ptr(ms(ev.Sent.Sub(t0))), ptr(ms(ev.Answered.Sub(t0)))
 		l.Status, l.RetryAfterMs, l.WaitMs = ptr(ev.Status), ptr(ms(ev.RetryAfter)), ptr(ms(ev.Wait))
+		l.TimedOut = ev.TimedOut
 	case client.EventConnected:
 		l.GatewayID, l.Conn, l.RouteVersion = ev.Hello.Gateway, ev.Hello.Conn, ev.Hello.RouteVersion
 	case client.EventSynced:

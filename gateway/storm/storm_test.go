@@ -48,8 +48,8 @@ func TestCrashThenDrain(t *testing.T) {
 	a := newFakeGateway(t, "gw-a", models.AdmissionSpec{Kind: "unlimited"})
 	b := newFakeGateway(t, "gw-b", bucket)
 	c := newFakeGateway(t, "gw-c", models.AdmissionSpec{Kind: "unlimited"})
-	drop := mustBackoff(t, policies.Spec{Name: "full", Base: 20 * time.Millisecond, Cap: 160 * time.Millisecond})
-	drain := mustBackoff(t, policies.Spec{Name: "fixed", Base: 5 * time.Millisecond})
+	drop := mustBackoff(t, policies.Spec{Kind: "full", Base: 20 * time.Millisecond, Cap: 160 * time.Millisecond})
+	drain := mustBackoff(t, policies.Spec{Kind: "fixed", Base: 5 * time.Millisecond})
 	const dropJitter, drainJitter = 40 * time.Millisecond, 10 * time.Millisecond
 
 	var record bytes.Buffer
@@ -174,7 +174,7 @@ func checkSeries(t *testing.T, s Summary) {
 }
 
 func TestStartRefuses(t *testing.T) {
-	b := mustBackoff(t, policies.Spec{Name: "fixed", Base: time.Millisecond})
+	b := mustBackoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
 	base := Config{Clients: 2, Gateways: []string{"ws://127.0.0.1:1"}, Client: client.Config{Drop: client.Reconnect{Backoff: b}}}
 	tests := []struct {
 		name   string
@@ -205,7 +205,7 @@ func TestStartFailsWhenAClientCannotConnect(t *testing.T) {
 	g.mu.Lock()
 	g.draining = true // 503 forever
 	g.mu.Unlock()
-	b := mustBackoff(t, policies.Spec{Name: "fixed", Base: 5 * time.Millisecond, MaxAttempts: 3})
+	b := mustBackoff(t, policies.Spec{Kind: "fixed", Base: 5 * time.Millisecond, MaxAttempts: 3})
 	_, err := Start(context.Background(), Config{Clients: 3, Gateways: []string{g.url()}, Client: client.Config{Drop: client.Reconnect{Backoff: b}}})
 	if !errors.Is(err, client.ErrGaveUp) {
 		t.Errorf("Start = %v, want ErrGaveUp", err)
@@ -214,7 +214,7 @@ func TestStartFailsWhenAClientCannotConnect(t *testing.T) {
 
 func TestObserveTimesOutWhenNobodyDrops(t *testing.T) {
 	g := newFakeGateway(t, "gw-a", models.AdmissionSpec{Kind: "unlimited"})
-	b := mustBackoff(t, policies.Spec{Name: "fixed", Base: 5 * time.Millisecond})
+	b := mustBackoff(t, policies.Spec{Kind: "fixed", Base: 5 * time.Millisecond})
 	st, err := Start(context.Background(), Config{Clients: 2, Gateways: []string{g.url()}, Client: client.Config{Drop: client.Reconnect{Backoff: b}}})
 	if err != nil {
 		t.Fatal(err)

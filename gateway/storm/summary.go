@@ -1,13 +1,13 @@
 package storm
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"stormsim/gateway/client"
-	"stormsim/sim"
+	"stormsim/gateway/protocol"
+	"stormsim/internal/quantile"
 )
 
 // Summary is what one observed phase of a storm did, measured on the
@@ -27,7 +27,8 @@ type Summary struct {
 	Attempts int64            `json:"attempts"`  // handshakes sent in the phase
 	Accepted int64            `json:"accepted"`  // answered 101
 	Rejected int64            `json:"rejected"`  // answered with another HTTP status
-	Failed   int64            `json:"failed"`    // no HTTP answer: refused, reset, timeout
+	Failed   int64            `json:"failed"`    // no HTTP answer (in time): refused, reset, timed out
+	TimedOut int64            `json:"timed_out"` // of those, abandoned at the handshake timeout
 	ByStatus map[string]int64 `json:"by_status"` // attempts per status ("0" = no answer)
 	// Client429 is the client-side count of 429 answers, to compare with
 	// the gateway's rejected{reason="429"} counter.
@@ -55,10 +56,16 @@ type Summary struct {
 	Series      Series    `json:"series"`
 }
 
-// Quantiles are the simulator's: nearest-rank quantiles (the ceil(q*n)-th
-// smallest value) in milliseconds, all zero without values. Sharing the type
-// keeps real and simulated connect times directly comparable.
-type Quantiles = sim.Quantiles
+// Quantiles are nearest-rank quantiles (the ceil(q*n)-th smallest value) in
+// milliseconds, all zero without values: the shape and the rule of the
+// simulator's sim.Quantiles, so real and simulated connect times compare
+// field by field.
+type Quantiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
 
 // Series holds per-window values; entry i covers [i*window, (i+1)*window)
 // from the phase origin, up to the last window with an attempt or a connect.
@@ -72,143 +79,172 @@ type Series struct {
 	ConnectedFraction []float64 `json:"connected_fraction"`
 }
 
+// Attempt statuses the summary tells apart (HTTP statuses, and 0 for an
+// attempt without an answer in time).
+const (
+	statusNoAnswer = 0
+	statusAccepted = protocol.StatusSwitchingProtocols
+	status429      = protocol.StatusTooManyRequests
+)
+
 // Summarize measures the phase that began at from: events before from only
 // establish who was connected then. events may come in any order; t0 is the
 // record's origin (for StartMs); window must be > 0.
 func Summarize(label string, events []client.Event, t0, from time.Time, clients int, window time.Duration) Summary {
 	evs := slices.Clone(events)
 	slices.SortStableFunc(evs, func(a, b client.Event) int { return a.Time.Compare(b.Time) })
-	s := Summary{Label: label, Clients: clients, StartMs: ms(from.Sub(t0)), WindowMs: ms(window),
-		ByStatus: map[string]int64{}, Closes: map[string]int64{}, StopErrors: map[string]int64{},
-		FirstDropMs: -1, ConvergenceMs: -1, SyncedMs: -1}
-	w := windows{window: window}
+	first, _ := slices.BinarySearchFunc(evs, from, func(e client.Event, t time.Time) int { return e.Time.Compare(t) })
+	p := newPhase(label, clients, t0, from, window, evs[:first])
+	for _, ev := range evs[first:] {
+		p.add(ev)
+	}
+	return p.summary()
+}
 
-	// Who holds a connection at the origin.
-	connected := make([]bool, clients)
-	first := len(evs)
-	for i, ev := range evs {
-		if !ev.Time.Before(from) {
-			first = i
-			break
-		}
-		if ev.Client >= 0 && ev.Client < clients {
+// phase accumulates one phase's events into its Summary.
+type phase struct {
+	s           Summary
+	from        time.Time
+	window      time.Duration
+	w           windows
+	connected   []bool // per client, now
+	upAtOrigin  int
+	reconnected []bool         // per client: got a hello in the phase
+	atHead      map[int]bool   // per client: its last sync in the phase left it at head
+	connects    []float64      // per client, its first hello in the phase, ms
+	handshakes  []float64      // answered - sent of attempts with an answer, ms
+	changes     []connectivity // steps of the connection count, for the connected fraction
+}
+
+// connectivity is one client connecting (up) or losing its connection.
+type connectivity struct {
+	at time.Duration
+	up bool
+}
+
+// newPhase starts a phase whose earlier events are before: they only say
+// who held a connection at the origin.
+func newPhase(label string, clients int, t0, from time.Time, window time.Duration, before []client.Event) *phase {
+	p := &phase{from: from, window: window, w: windows{window: window},
+		connected: make([]bool, clients), reconnected: make([]bool, clients), atHead: map[int]bool{},
+		s: Summary{Label: label, Clients: clients, StartMs: ms(from.Sub(t0)), WindowMs: ms(window),
+			ByStatus: map[string]int64{}, Closes: map[string]int64{}, StopErrors: map[string]int64{},
+			FirstDropMs: -1, ConvergenceMs: -1, SyncedMs: -1}}
+	for _, ev := range before {
+		if p.known(ev) {
 			switch ev.Kind {
 			case client.EventConnected:
-				connected[ev.Client] = true
+				p.connected[ev.Client] = true
 			case client.EventClosed:
-				connected[ev.Client] = false
+				p.connected[ev.Client] = false
 			}
 		}
 	}
-	up := 0
-	for _, c := range connected {
+	for _, c := range p.connected {
 		if c {
-			up++
+			p.upAtOrigin++
 		}
 	}
-	upAtOrigin := up
+	return p
+}
 
-	reconnected := make([]bool, clients)
-	syncedAtHead := map[int]bool{} // per client: its last sync in the phase
-	var connects, handshakes []float64
-	type change struct {
-		at time.Duration
-		up bool
-	}
-	var changes []change // connection count steps, for the connected fraction
-	for _, ev := range evs[first:] {
-		at := ev.Time.Sub(from)
-		known := ev.Client >= 0 && ev.Client < clients
-		switch ev.Kind {
-		case client.EventAttempt:
-			if ev.Sent.Before(from) {
-				continue // sent before the phase, answered in it
-			}
-			mid := ev.Sent.Sub(from) + ev.Answered.Sub(ev.Sent)/2
-			s.Attempts++
-			s.ByStatus[strconv.Itoa(ev.Status)]++
-			w.add(&w.attempts, mid)
-			switch ev.Status {
-			case 101:
-				s.Accepted++
-				w.add(&w.accepts, mid)
-			case 0:
-				s.Failed++
-				w.add(&w.failed, mid)
-			default:
-				s.Rejected++
-				w.add(&w.rejects, mid)
-			}
-			if ev.Status == 429 {
-				s.Client429++
-			}
-			if ev.Status != 0 {
-				handshakes = append(handshakes, ms(ev.Answered.Sub(ev.Sent)))
-			}
-		case client.EventConnected:
-			if !known {
-				continue
-			}
-			if !connected[ev.Client] {
-				connected[ev.Client] = true
-				changes = append(changes, change{at, true})
-			}
-			if !reconnected[ev.Client] {
-				reconnected[ev.Client] = true
-				connects = append(connects, ms(at))
-				s.ConvergenceMs = max(s.ConvergenceMs, ms(at))
-				w.add(&w.connects, at)
-			}
-		case client.EventClosed:
-			s.Closes[strconv.Itoa(ev.CloseCode)]++
-			if s.FirstDropMs < 0 {
-				s.FirstDropMs = ms(at)
-			}
-			if known && connected[ev.Client] {
-				connected[ev.Client] = false
-				changes = append(changes, change{at, false})
-			}
-		case client.EventGoaway:
-			s.Goaways++
-		case client.EventReplaced:
-			s.Replaced++
-		case client.EventStopped:
-			s.Stopped++
-			if ev.Err != nil {
-				s.StopErrors[ev.Err.Error()]++
-			}
-		case client.EventSynced:
-			s.SyncedMs = max(s.SyncedMs, ms(at))
-			syncedAtHead[ev.Client] = atHead(ev)
+func (p *phase) known(ev client.Event) bool { return ev.Client >= 0 && ev.Client < len(p.connected) }
+
+// add accounts for one event of the phase.
+func (p *phase) add(ev client.Event) {
+	at := ev.Time.Sub(p.from)
+	switch ev.Kind {
+	case client.EventAttempt:
+		p.attempt(ev)
+	case client.EventConnected:
+		p.connectedAt(ev, at)
+	case client.EventClosed:
+		p.s.Closes[strconv.Itoa(ev.CloseCode)]++
+		if p.s.FirstDropMs < 0 {
+			p.s.FirstDropMs = ms(at)
 		}
+		if p.known(ev) && p.connected[ev.Client] {
+			p.connected[ev.Client] = false
+			p.changes = append(p.changes, connectivity{at, false})
+		}
+	case client.EventGoaway:
+		p.s.Goaways++
+	case client.EventReplaced:
+		p.s.Replaced++
+	case client.EventStopped:
+		p.s.Stopped++
+		if ev.Err != nil {
+			p.s.StopErrors[ev.Err.Error()]++
+		}
+	case client.EventSynced:
+		p.s.SyncedMs = max(p.s.SyncedMs, ms(at))
+		p.atHead[ev.Client] = atHead(ev)
 	}
-	s.Reconnected = len(connects)
-	s.AllReconnected = clients > 0 && s.Reconnected == clients
-	for _, ok := range syncedAtHead {
+}
+
+// attempt counts a handshake sent in the phase in the window of the
+// midpoint of its sending and its answer.
+func (p *phase) attempt(ev client.Event) {
+	if ev.Sent.Before(p.from) {
+		return // sent before the phase, answered in it
+	}
+	mid := ev.Sent.Sub(p.from) + ev.Answered.Sub(ev.Sent)/2
+	p.s.Attempts++
+	p.s.ByStatus[strconv.Itoa(ev.Status)]++
+	p.w.add(&p.w.attempts, mid)
+	switch ev.Status {
+	case statusAccepted:
+		p.s.Accepted++
+		p.w.add(&p.w.accepts, mid)
+	case statusNoAnswer:
+		p.s.Failed++
+		p.w.add(&p.w.failed, mid)
+	default:
+		p.s.Rejected++
+		p.w.add(&p.w.rejects, mid)
+	}
+	if ev.Status == status429 {
+		p.s.Client429++
+	}
+	if ev.TimedOut {
+		p.s.TimedOut++
+	}
+	if ev.Status != statusNoAnswer {
+		p.handshakes = append(p.handshakes, ms(ev.Answered.Sub(ev.Sent)))
+	}
+}
+
+// connectedAt counts a hello: a connection, and the client's first in the
+// phase.
+func (p *phase) connectedAt(ev client.Event, at time.Duration) {
+	if !p.known(ev) {
+		return
+	}
+	if !p.connected[ev.Client] {
+		p.connected[ev.Client] = true
+		p.changes = append(p.changes, connectivity{at, true})
+	}
+	if !p.reconnected[ev.Client] {
+		p.reconnected[ev.Client] = true
+		p.connects = append(p.connects, ms(at))
+		p.s.ConvergenceMs = max(p.s.ConvergenceMs, ms(at))
+		p.w.add(&p.w.connects, at)
+	}
+}
+
+// summary finishes the Summary: counts, quantiles, series and peaks.
+func (p *phase) summary() Summary {
+	s := p.s
+	s.Reconnected = len(p.connects)
+	s.AllReconnected = len(p.connected) > 0 && s.Reconnected == len(p.connected)
+	for _, ok := range p.atHead {
 		if ok {
 			s.AtHead++
 		}
 	}
-	s.ConnectMs = quantiles(connects)
-	s.HandshakeMs = quantiles(handshakes)
-
-	n := max(len(w.attempts), len(w.connects))
-	s.Series = Series{Attempts: pad(w.attempts, n), Accepts: pad(w.accepts, n), Rejects: pad(w.rejects, n),
-		Failed: pad(w.failed, n), ConnectedFraction: make([]float64, n)}
-	up, k := upAtOrigin, 0
-	for i := range n {
-		end := time.Duration(i+1) * window
-		for ; k < len(changes) && changes[k].at < end; k++ {
-			if changes[k].up {
-				up++
-			} else {
-				up--
-			}
-		}
-		if clients > 0 {
-			s.Series.ConnectedFraction[i] = float64(up) / float64(clients)
-		}
-	}
+	s.ConnectMs = quantiles(p.connects)
+	s.HandshakeMs = quantiles(p.handshakes)
+	s.Series = p.series()
 	for i, a := range s.Series.Attempts {
 		s.PeakAttemptsPerWindow = max(s.PeakAttemptsPerWindow, a)
 		s.PeakAcceptsPerWindow = max(s.PeakAcceptsPerWindow, s.Series.Accepts[i])
@@ -217,6 +253,31 @@ func Summarize(label string, events []client.Event, t0, from time.Time, clients 
 		}
 	}
 	return s
+}
+
+// series pads the per-window counts to a common length and samples the
+// connected fraction at the end of every window.
+func (p *phase) series() Series {
+	w := p.w
+	n := max(len(w.attempts), len(w.connects))
+	out := Series{Attempts: pad(w.attempts, n), Accepts: pad(w.accepts, n), Rejects: pad(w.rejects, n),
+		Failed: pad(w.failed, n), ConnectedFraction: make([]float64, n)}
+	clients := len(p.connected)
+	up, k := p.upAtOrigin, 0
+	for i := range n {
+		end := time.Duration(i+1) * p.window
+		for ; k < len(p.changes) && p.changes[k].at < end; k++ {
+			if p.changes[k].up {
+				up++
+			} else {
+				up--
+			}
+		}
+		if clients > 0 {
+			out.ConnectedFraction[i] = float64(up) / float64(clients)
+		}
+	}
+	return out
 }
 
 // windows counts events per window from the phase origin.
@@ -251,17 +312,14 @@ func atHead(ev client.Event) bool {
 	return true
 }
 
-// quantiles returns nearest-rank quantiles of values (ms).
+// quantiles returns the nearest-rank quantiles of values (ms).
 func quantiles(values []float64) Quantiles {
 	if len(values) == 0 {
 		return Quantiles{}
 	}
 	v := slices.Sorted(slices.Values(values))
-	rank := func(q float64) float64 {
-		i := int(math.Ceil(q*float64(len(v)))) - 1
-		return v[max(i, 0)]
-	}
-	return Quantiles{P50: rank(0.5), P90: rank(0.9), P99: rank(0.99), Max: v[len(v)-1]}
+	return Quantiles{P50: quantile.NearestRank(v, 0.5), P90: quantile.NearestRank(v, 0.9),
+		P99: quantile.NearestRank(v, 0.99), Max: v[len(v)-1]}
 }
 
 // ms converts d to float milliseconds with nanosecond precision.

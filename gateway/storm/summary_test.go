@@ -66,6 +66,28 @@ func TestSummarize(t *testing.T) {
 			},
 		},
 		{
+			name: "a timed-out attempt is a failed one, counted as timed out",
+			events: []client.Event{
+				{Kind: client.EventConnected, Client: 0, Time: t0},
+				{Kind: client.EventClosed, Client: 0, Time: at(5), CloseCode: -1},
+				{Kind: client.EventAttempt, Client: 0, Time: at(160), Sent: at(10), Answered: at(160), TimedOut: true}, // mid 85
+				attempt(0, 170, 180, 101), // mid 175
+				{Kind: client.EventConnected, Client: 0, Time: at(180)},
+			},
+			want: Summary{
+				Label: "crash", Clients: 2, StartMs: 1000, WindowMs: 100,
+				Attempts: 2, Accepted: 1, Failed: 1, TimedOut: 1,
+				ByStatus: map[string]int64{"0": 1, "101": 1}, Closes: map[string]int64{"-1": 1}, StopErrors: map[string]int64{},
+				Reconnected: 1, FirstDropMs: 5, ConvergenceMs: 180, SyncedMs: -1,
+				PeakAttemptsPerWindow: 1, PeakAcceptsPerWindow: 1, FirstWindowAttempts: 1,
+				ConnectMs:   Quantiles{P50: 180, P90: 180, P99: 180, Max: 180},
+				HandshakeMs: Quantiles{P50: 10, P90: 10, P99: 10, Max: 10}, // the timed-out attempt had no answer
+				Series: Series{Attempts: []int64{1, 1}, Accepts: []int64{0, 1}, Rejects: []int64{0, 0}, Failed: []int64{1, 0},
+					// client 1 never connected; client 0 down at 5, up at 180
+					ConnectedFraction: []float64{0, 0.5}},
+			},
+		},
+		{
 			name: "one replaced, one never dropped",
 			events: []client.Event{
 				{Kind: client.EventConnected, Client: 0, Time: t0},

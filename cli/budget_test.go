@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBeyondTheMemoryBudgetIsRefusedUpFront pins that a config asking for
+// more memory than the budget is refused by validate, run and check before
+// anything runs: exit 2, one line at the key to change, with the estimate.
+func TestBeyondTheMemoryBudgetIsRefusedUpFront(t *testing.T) {
+	cfg := ownConfigs[0] // 2 policies
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"two billion clients", []string{"--set", "clients=2e9"},
+			"--set clients=2e9: clients: 2,000,000,000 clients need about 119 GiB of memory (2 storms at once, 59.6 GiB each), over the budget of 4.00 GiB (set by --max-memory): lower clients, or run fewer storms at once (--workers; 2 now)\n"},
+		{"one storm at a time still too many", []string{"--set", "clients=2e9", "--workers", "1"},
+			"--set clients=2e9: clients: 2,000,000,000 clients need about 59.7 GiB of memory (1 storm at once, 59.6 GiB each), over the budget of 4.00 GiB (set by --max-memory): lower clients\n"},
+		{"a billion replications in the config", []string{"--set", "replications=1000000000"},
+			"--set replications=1000000000: replications: 1,000,000,000 replications (2,000,000,000 storms) keep about "},
+		{"ten million replications by flag", []string{"--replications", "10000000"},
+			"--replications 10000000: replications: 10,000,000 replications (20,000,000 storms) keep about "},
+	}
+	for _, tt := range tests {
+		for _, cmd := range []string{"validate", "run", "check"} {
+			t.Run(tt.name+"/"+cmd, func(t *testing.T) {
+				args := append([]string{cmd, "-c", cfg, "--max-memory", "4GiB"}, tt.args...)
+				if cmd == "check" {
+					args = append(args, "--check", "attempts > 0")
+				}
+				code, stdout, stderr := stormsim(args...)
+				if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+					t.Errorf("exit %d, stdout %q, stderr\n %q\nwant exit 2 and\n %q", code, stdout, stderr, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestValidatePrintsTheEstimate(t *testing.T) {
+	code, stdout, stderr := stormsim("validate", "-c", ownConfigs[0], "--max-memory", "4GiB", "--workers", "2")
+	lines := strings.Split(stdout, "\n")
+	if code != ExitOK || stderr != "" || len(lines) != 3 ||
+		!strings.HasPrefix(lines[1], "  estimate: 2 storms of up to 1,000 clients: about ") || !strings.Contains(lines[1], " of memory (budget 4.00 GiB), at least ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestValidateBoundsTheTimeOfAnAdmissionBoundStorm pins the time lower
+// bound for a storm admission holds back: 10^8 clients, 5 admitted per 10
+// ms (R = 500/s, B = 10), waits capped at 3.2 s, a 24 h horizon. The
+// client-seconds spent waiting are (4.32e7)^2/1000 + (1e8 - 43,200,010) x
+// 86,400 = 6.774e12, so each storm makes at least 6.774e12/3.2 - 1e8 =
+// 2.1167e12 attempts; two storms at 28 M attempts/s on each of 2 cores
+// take 75,596 s, 21 h.
+func TestValidateBoundsTheTimeOfAnAdmissionBoundStorm(t *testing.T) {
+	code, stdout, stderr := stormsim("validate", "-c", ownConfigs[0], "--set", "clients=1e8", "--max-memory", "16GiB", "--workers", "2")
+	if code != ExitOK || !strings.Contains(stdout, ", at least 21h00m of computing on 2 cores\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestValidateEstimatesASweep pins validate on a sweep file: every point
+// checked, the grid and the whole sweep's estimate on one line each; and
+// --set, which a sweep's axes do the work of, refused.
+func TestValidateEstimatesASweep(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
+	os.WriteFile(cfg, []byte(smallSweep), 0o644)
+	code, stdout, stderr := stormsim("validate", "-c", cfg, "--workers", "1", "--max-memory", "1GiB")
+	lines := strings.Split(stdout, "\n")
+	if code != ExitOK || stderr != "" || len(lines) != 3 ||
+		!strings.HasPrefix(lines[0], cfg+": ok: sweep small, 6 points (policies[0].base 2 x admission.per_slot 3), 2 replications of 1 policy a point (sweep sha256:") ||
+		!strings.HasPrefix(lines[1], "  estimate: 12 storms of up to 30 clients: about ") || !strings.Contains(lines[1], " (budget 1.00 GiB), at least ") ||
+		!strings.Contains(lines[1], " of computing on 1 core; about ") || !strings.HasSuffix(lines[1], " of files") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = stormsim("validate", "-c", cfg, "--set", "clients=3")
+	if want := "stormsim validate: " + cfg + " is a sweep file: --set and --policy apply to a scenario"; code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--set on a sweep: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
+	}
+	// The shipped cluster example is a valid sweep of 10,000 points.
+	code, stdout, stderr = stormsim("validate", "-c", "../deploy/sweep-10k.yaml")
+	if code != ExitOK || !strings.Contains(stdout, ": ok: sweep sweep-10k, 10,000 points (admission.rate 100 x admission.burst 100)") {
+		t.Errorf("deploy/sweep-10k.yaml: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,137 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"stormsim/gateway"
+	"stormsim/gateway/protocol"
+	"stormsim/gateway/store"
+)
+
+// handshakesCounted is every handshake the metrics account for.
+func handshakesCounted(m *gateway.Metrics) int64 {
+	n := m.Admitted.Load() + m.Abandoned.Load() + m.ClaimsWasted.Load()
+	for _, r := range []string{"400", "401", "403", "405", "409", "426", "429", "source", "503", "busy", "store", "upgrade"} {
+		n += m.Rejected(r)
+	}
+	return n
+}
+
+// TestEveryHandshakeCountedOnce: each kind of outcome raises exactly one
+// counter by one, so admitted + rejected (all reasons) + abandoned + wasted
+// is the number of handshakes.
+func TestEveryHandshakeCountedOnce(t *testing.T) {
+	s, _ := setup(t, 3)
+	cfg := scarceTokens("gw-count", 6)
+	p := startInproc(t, cfg, depsOf(t, s))
+	ctx := context.Background()
+	valid := func(dev string) http.Header {
+		return withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer "+dev+":"+store.DeviceToken(dev))
+	}
+	sent := 0
+	send := func(method, target string, h http.Header) int {
+		sent++
+		resp, _ := rawRequest(t, p.addr, method, target, h)
+		return resp.StatusCode
+	}
+	live, _, err := dial(ctx, p.addr, "u-000-d1", 0, 1, true) // 101
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent++
+	statuses := []int{
+		send("GET", protocol.Path+"?attempt=2", http.Header{}),                                                               // 426
+		send("POST", protocol.Path+"?attempt=2", valid("u-000-d1")),                                                          // 405
+		send("GET", protocol.Path+"?attempt=2", withHeader(valid("u-000-d1"), "Sec-WebSocket-Key")),                          // 400
+		send("GET", protocol.Path+"?attempt=2", withHeader(valid("u-000-d1"), "Origin", "http://x.example")),                 // 403
+		send("GET", protocol.Path+"?attempt=x", valid("u-000-d1")),                                                           // 400
+		send("GET", protocol.Path+"?attempt=2", wsHeaders()),                                                                 // 401, no token
+		send("GET", protocol.Path+"?attempt=2", withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-001-d1:no")), // 401
+		send("GET", protocol.Path+"?attempt=1", valid("u-000-d1")),                                                           // 409
+		send("GET", protocol.Path+"?attempt=1", valid("u-002-d1")),                                                           // 101 (raw: closed at once)
+	}
+	for i := range 4 {
+		statuses = append(statuses, send("GET", protocol.Path+"?attempt="+strconv.Itoa(10+i), valid("u-001-d1"))) // 101, 101, then 429s
+	}
+	t.Logf("statuses %v", statuses)
+	waitFor(t, 3*time.Second, "raw sessions ended", func() bool { return p.g.Connections() == 1 })
+	if got := handshakesCounted(p.g.Metrics()); got != int64(sent) {
+		t.Errorf("metrics account for %d handshakes, %d were sent", got, sent)
+	}
+	live.ws.CloseNow()
+}
+
+// slowClaims delays every claim, as a loaded database would.
+type slowClaims struct {
+	gateway.Handshakes
+	delay time.Duration
+}
+
+func (s slowClaims) AuthenticateAndClaim(ctx context.Context, c store.Claim, token string) (store.ClaimResult, error) {
+	time.Sleep(s.delay)
+	return s.Handshakes.AuthenticateAndClaim(ctx, c, token)
+}
+
+// flakyLeases fails every lease renewal while down is set.
+type flakyLeases struct {
+	gateway.Leases
+	down atomic.Bool
+}
+
+func (f *flakyLeases) AcquireLease(ctx context.Context, gw, owner string, lease time.Duration) (bool, error) {
+	if f.down.Load() {
+		return false, context.DeadlineExceeded
+	}
+	return f.Leases.AcquireLease(ctx, gw, owner, lease)
+}
+
+// TestLeaseLapseDuringClaimKeepsTheConnection: the gateway's lease lapses
+// and is regained while a handshake's claim is still running. The
+// re-registration that follows must not treat that claim as a connection
+// replaced by a newer one (it has no route yet): the handshake completes,
+// its session stays open with its route, and nothing is counted as
+// replaced.
+func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-lapse")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: slowClaims{Handshakes: s, delay: 2 * time.Second}, Leases: leases, Kicks: s})
+	type result struct {
+		c   *client
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, _, err := dial(context.Background(), p.addr, "u-000-d1", 0, 1, true)
+		done <- result{c, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the claim is under way
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events("lease_lost")) > 0 })
+	leases.down.Store(false)
+	waitFor(t, 3*time.Second, "re-registration", func() bool { return len(p.logs.events("reregistered")) > 0 })
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("handshake: %v", r.err)
+	}
+	select {
+	case <-r.c.closed:
+		t.Fatalf("session closed right after its hello: %v", r.c.closeErr)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if e := p.logs.events("reregistered")[0]; e.num("replaced") != 0 || e.num("closed") != 0 {
+		t.Errorf("reregistered %v: the claim in flight was counted", e)
+	}
+	if got := p.g.Metrics().ReplacedClosed.Load(); got != 0 {
+		t.Errorf("replaced_closed = %d, want 0", got)
+	}
+	if o := routeOf(t, s, "u-000-d1"); o.Conn != r.c.hello.Conn {
+		t.Errorf("route %+v, want the session's %s", o, r.c.hello.Conn)
+	}
+}
