@@ -31,6 +31,8 @@ import (
 	"stormsim/calibrate/lab"
 	"stormsim/calibrate/report"
 	"stormsim/config"
+	"stormsim/internal/atomicfile"
+	"stormsim/internal/outdir"
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/runner"
@@ -214,18 +216,21 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	defer db.Close()
 	c.rep.Database = db.Source
 	c.logf("PostgreSQL from %s", db)
-	if err := os.MkdirAll(c.opt.OutDir, 0o755); err != nil {
-		return &UsageError{fmt.Errorf("output directory: %w", err)}
+	dir, err := outdir.Prepare(c.opt.OutDir)
+	if err != nil {
+		return &UsageError{err}
 	}
 	bin := c.opt.GatewayBin
 	if bin == "" {
 		tmp, err := os.MkdirTemp("", "stormsim-gateway-")
 		if err != nil {
+			dir.Abandon()
 			return err
 		}
 		defer os.RemoveAll(tmp)
 		c.logf("building cmd/gateway")
 		if bin, err = lab.BuildGateway(ctx, tmp); err != nil {
+			dir.Abandon()
 			return err
 		}
 	}
@@ -341,7 +346,7 @@ func (c *calibration) write() error {
 		}
 	}
 	runs := fmt.Sprintf("%d real run(s)", len(c.rep.Real))
-	if err := report.WriteFile(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.ScenarioYAML(runs, c.rep.CalibratedConfig)); err != nil {
+	if err := atomicfile.Write(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.ScenarioYAML(runs, c.rep.CalibratedConfig)); err != nil {
 		return err
 	}
 	for _, r := range c.rep.Fit.Runs {
@@ -350,7 +355,7 @@ func (c *calibration) write() error {
 		}
 		echo := config.Echo(r.Model.Apply(c.s))
 		file := filepath.Join(c.opt.OutDir, fmt.Sprintf(CalibratedRunFile, r.Run))
-		if err := report.WriteFile(file, c.rep.ScenarioYAML(fmt.Sprintf("real run %d alone", r.Run), echo)); err != nil {
+		if err := atomicfile.Write(file, c.rep.ScenarioYAML(fmt.Sprintf("real run %d alone", r.Run), echo)); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"stormsim/internal/safetext"
 )
 
 // How long the harness waits for PostgreSQL before giving up with an error.
@@ -109,7 +111,7 @@ func ping(ctx context.Context, raw string) error {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, raw)
 	if err != nil {
-		return oneLineErr(err)
+		return errors.New(safetext.OneLine(err.Error()))
 	}
 	defer conn.Close(context.Background())
 	return conn.Ping(ctx)
@@ -271,13 +273,4 @@ func (c *cluster) stop() error {
 func lastLine(out []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-// oneLineErr flattens a multi-line error message.
-func oneLineErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	s := strings.Join(strings.Fields(err.Error()), " ")
-	return errors.New(s)
 }

@@ -27,6 +27,7 @@ import (
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/gateway/storm"
+	"stormsim/internal/safetext"
 	"stormsim/models"
 	"stormsim/policies"
 )
@@ -121,11 +122,11 @@ func (r *labRun) prepare(ctx context.Context) error {
 	}
 	db, err := store.Open(ctx, r.lab.DatabaseURL, store.Options{Schema: r.schema, AppName: "stormsim-calibrate", MaxConns: 4})
 	if err != nil {
-		return fmt.Errorf("database: %w", oneLineErr(err))
+		return fmt.Errorf("database: %s", safetext.OneLine(err.Error()))
 	}
 	r.db = db
 	if err := db.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", oneLineErr(err))
+		return fmt.Errorf("migrate: %s", safetext.OneLine(err.Error()))
 	}
 	if _, err := db.ProvisionDevices(ctx, r.plan.Clients+1); err != nil {
 		return fmt.Errorf("provision devices: %w", err)

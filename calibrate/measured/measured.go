@@ -6,12 +6,12 @@
 package measured
 
 import (
-	"math"
 	"net/http"
 	"slices"
 
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/storm"
+	"stormsim/internal/quantile"
 )
 
 // Run is one real storm against real gateway processes. New measurements
@@ -137,19 +137,13 @@ type Load struct {
 	Disturbed bool `json:"disturbed"`
 }
 
-// NearestRank returns nearest-rank quantiles (the ceil(q*n)-th smallest)
-// of values, as the simulator and the storm driver compute them; all 0 for
-// none.
+// NearestRank returns the p50, p90, p99 and max of values by the
+// project's one quantile rule (internal/quantile), as the simulator and
+// the storm driver report them; all 0 for none.
 func NearestRank(values []float64) storm.Quantiles {
-	if len(values) == 0 {
-		return storm.Quantiles{}
-	}
 	v := slices.Sorted(slices.Values(values))
-	at := func(q float64) float64 {
-		k := int(math.Ceil(q*float64(len(v)))) - 1
-		return v[min(max(k, 0), len(v)-1)]
-	}
-	return storm.Quantiles{P50: at(0.5), P90: at(0.9), P99: at(0.99), Max: v[len(v)-1]}
+	return storm.Quantiles{P50: quantile.NearestRank(v, 0.5), P90: quantile.NearestRank(v, 0.9),
+		P99: quantile.NearestRank(v, 0.99), Max: quantile.NearestRank(v, 1)}
 }
 
 // Check is one of the seed lab's checks on a real run.

@@ -5,12 +5,11 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
+	"stormsim/internal/atomicfile"
 	"stormsim/models"
 	"stormsim/sim"
 )
@@ -148,13 +147,14 @@ func (r *Report) Failures() []string {
 	return out
 }
 
-// WriteJSON writes the report to path, atomically and readable by all.
+// WriteJSON writes the report to path, atomically and readable by all
+// (0644, as stormsim run writes result.json).
 func (r *Report) WriteJSON(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFile(path, append(data, '\n'))
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 // ScenarioYAML is a calibrated scenario as a file: a comment saying where
@@ -165,26 +165,4 @@ func (r *Report) ScenarioYAML(fittedOn string, echo []byte) []byte {
 	head := fmt.Sprintf("# %s calibrated against %s of the gateway (stormsim calibrate): capacity, network and\n"+
 		"# detection fitted as calibration.json's fit.method says; everything else as in the config.\n", r.Name, fittedOn)
 	return append(append([]byte(head), echo...), '\n')
-}
-
-// WriteFile writes data to a temporary file renamed into place, readable
-// by all (0644) like stormsim run's result.json: CreateTemp makes it 0600.
-func WriteFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -8,6 +8,7 @@ import (
 
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/measured"
+	"stormsim/internal/atomicfile"
 )
 
 // TestOutputFilesAreReadableByAll: calibration.json and calibrated.yaml
@@ -20,7 +21,7 @@ func TestOutputFilesAreReadableByAll(t *testing.T) {
 	if err := rep.WriteJSON(report); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(yaml, rep.ScenarioYAML("1 real run", rep.CalibratedConfig)); err != nil {
+	if err := atomicfile.Write(yaml, rep.ScenarioYAML("1 real run", rep.CalibratedConfig)); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{report, yaml} {

@@ -9,6 +9,7 @@ import (
 
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
+	"stormsim/internal/safetext"
 	"stormsim/models"
 )
 
@@ -18,9 +19,9 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s: %d clients, policy %s, %d real run(s) from seed %d, %d replications per model\n",
-		r.Name, r.Clients, r.Policy, len(r.Real), r.Seed, replications(r))
+		safetext.Terminal(r.Name), r.Clients, safetext.Terminal(r.Policy), len(r.Real), r.Seed, replications(r))
 	if len(r.Models) > 0 {
-		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", strings.Join(r.Models, ", "))
+		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", safetext.Terminal(strings.Join(r.Models, ", ")))
 	}
 	r.writeRuns(b)
 	r.writeChecks(b)
