@@ -9,8 +9,9 @@
 #
 #   docs/calibration/regenerate.sh [OUT]      # OUT defaults to out/calibration
 #
-# About 6 minutes on a quiet 2-core machine. Needs PostgreSQL
-# ($DATABASE_URL, loopback) and the go tool.
+# About 10 minutes on a quiet 2-core machine, more when runs wait for quiet
+# or are replaced. Needs PostgreSQL ($DATABASE_URL, loopback) and the go
+# tool.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-out/calibration}
