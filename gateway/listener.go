@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"net/http"
@@ -19,6 +20,9 @@ const (
 	// what the client already sent: closing a socket with unread data sends
 	// a reset, which can destroy the 503 before the client reads it.
 	refusalLinger = 200 * time.Millisecond
+	// maxRefusedHead bounds what is read of a refused request before the
+	// answer: a handshake's head is a few hundred bytes.
+	maxRefusedHead = 4096
 	// maxLingering bounds the refused connections lingering at once (their
 	// descriptors count against the reserve, not the cap).
 	maxLingering = 64
@@ -111,9 +115,12 @@ func (l *capListener) evictIdle() bool {
 	return true
 }
 
-// refuse answers a connection over the cap with a canned 503 and closes it,
-// after reading briefly what the client sent (at most maxLingering at once;
-// beyond that it is closed at once).
+// refuse answers a connection over the cap with a canned 503 and closes it
+// (at most maxLingering at once; beyond that it is closed at once). The
+// answer waits for the request's head, read within refusalLinger: an HTTP
+// client that gets an answer before it has sent its request takes it for
+// an unsolicited response on an idle connection and fails the request
+// without reading it.
 func (l *capListener) refuse(nc net.Conn) {
 	select {
 	case l.lingering <- struct{}{}:
@@ -125,15 +132,23 @@ func (l *capListener) refuse(nc net.Conn) {
 		defer func() { <-l.lingering }()
 		defer nc.Close()
 		nc.SetDeadline(time.Now().Add(refusalLinger))
+		var head [maxRefusedHead]byte
+		n := 0
+		for n < len(head) && !bytes.Contains(head[:n], []byte("\r\n\r\n")) {
+			k, err := nc.Read(head[n:])
+			n += k
+			if err != nil {
+				break
+			}
+		}
 		if _, err := nc.Write(l.g.refusedAnswer); err != nil {
 			return
 		}
 		if cw, ok := nc.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
-		var buf [512]byte
 		for {
-			if _, err := nc.Read(buf[:]); err != nil {
+			if _, err := nc.Read(head[:]); err != nil {
 				return
 			}
 		}
