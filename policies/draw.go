@@ -29,7 +29,6 @@ const (
 	StreamHealthCheck                   // a balancer's health-check phase
 	StreamOutLeg                        // a measured request leg (network.out, first_out)
 	StreamBackLeg                       // a measured answer leg (network.back, first_back)
-	StreamStall                         // a surviving gateway's stall after the failure (client = gateway index)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64

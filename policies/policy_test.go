@@ -215,7 +215,7 @@ func TestDrawKnownAnswers(t *testing.T) {
 		{1, 2, 3, StreamBackoff, 0xbe41676ccbe71f3b},
 		{1, 2, 3, StreamInitial, 0x6bc3a2aca0ffc36a},
 		{42, 999_999, 7, StreamNetwork, 0x34c90bee465093ef},
-		{1<<64 - 1, 1<<32 - 1, 1 << 40, StreamStall, 0x71e646ea2ea5ca29},
+		{1<<64 - 1, 1<<32 - 1, 1 << 40, Stream(12), 0x71e646ea2ea5ca29},
 	} {
 		if got := Draw(c.seed, c.client, c.attempt, c.stream); got != c.want {
 			t.Errorf("Draw(%d, %d, %d, %d) = %#x, want %#x", c.seed, c.client, c.attempt, c.stream, got, c.want)
