@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"time"
+
+	"stormsim/internal/quantile"
 )
 
 // recorder accumulates per-window counts and connect times.
@@ -159,7 +161,7 @@ func (r *recorder) quantiles() Quantiles {
 	if n == 0 {
 		return Quantiles{}
 	}
-	ranks := [4]int64{(n*50 + 99) / 100, (n*90 + 99) / 100, (n*99 + 99) / 100, n}
+	ranks := [4]int64{quantile.RankPercent(n, 50), quantile.RankPercent(n, 90), quantile.RankPercent(n, 99), n}
 	var at [4]time.Duration
 	r.eachConnect(func(rank int64, t time.Duration) {
 		for i, k := range ranks {

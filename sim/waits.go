@@ -3,6 +3,8 @@ package sim
 import (
 	"math/bits"
 	"time"
+
+	"stormsim/internal/quantile"
 )
 
 // waitHistogram tallies durations in log-linear buckets: exact below
@@ -54,7 +56,7 @@ func (h *waitHistogram) quantile(pct int64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
-	rank := (h.n*pct + 99) / 100
+	rank := quantile.RankPercent(h.n, pct)
 	var seen int64
 	for b, c := range h.counts {
 		seen += c

@@ -34,3 +34,13 @@ func NearestRank(sorted []float64, q float64) float64 {
 	}
 	return sorted[Rank(len(sorted), q)-1]
 }
+
+// RankPercent is Rank for a whole percentage pct of n values, in integers:
+// (n*pct + 99) / 100, clamped to [1, n] (0 for no values). The engine uses
+// it on counts that never pass through floating point.
+func RankPercent(n, pct int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return min(max((n*pct+99)/100, 1), n)
+}

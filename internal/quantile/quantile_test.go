@@ -71,3 +71,15 @@ func TestNearestRankAgreesWithGonumEmpirical(t *testing.T) {
 		}
 	}
 }
+
+// TestRankPercentIsRank: the integer form agrees with Rank for every whole
+// percentage of up to a thousand values.
+func TestRankPercentIsRank(t *testing.T) {
+	for n := 0; n <= 1000; n++ {
+		for pct := 0; pct <= 100; pct++ {
+			if got, want := RankPercent(int64(n), int64(pct)), Rank(n, float64(pct)/100); got != int64(want) {
+				t.Fatalf("RankPercent(%d, %d) = %d, Rank = %d", n, pct, got, want)
+			}
+		}
+	}
+}
