@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/models"
@@ -273,8 +274,8 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	}
 	if ctx.Err() != nil {
 		g.metrics.ClaimsWasted.Add(1)
-		g.log.Info("claim_wasted", "device", c.device, "conn", c.id, "attempt", c.attempt,
-			"version", res.Version, "token_ms", float64(at)/1e6)
+		g.log.Info(logline.ClaimWasted, logline.KeyDevice, c.device, "conn", c.id, logline.KeyAttempt, c.attempt,
+			"version", res.Version, logline.KeyTokenMs, float64(at)/1e6)
 		go g.endSession(c, -1, "client left before its claim completed")
 		return nil, nil
 	}
@@ -305,5 +306,5 @@ func (g *Gateway) claimWaitContext(req context.Context) context.Context {
 // client left.
 func (g *Gateway) abandoned(hs handshake, at time.Duration) {
 	g.metrics.Abandoned.Add(1)
-	g.log.Info("abandoned", "device", hs.device, "attempt", hs.attempt, "install_epoch", hs.epoch, "token_ms", float64(at)/1e6)
+	g.log.Info(logline.Abandoned, logline.KeyDevice, hs.device, logline.KeyAttempt, hs.attempt, "install_epoch", hs.epoch, logline.KeyTokenMs, float64(at)/1e6)
 }

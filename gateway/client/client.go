@@ -151,8 +151,11 @@ func (c *Client) handshakeTimeout(rc Reconnect) time.Duration {
 
 // reconnectFor returns the settings of a round of kind k.
 func (c *Client) reconnectFor(k RoundKind) Reconnect {
-	if k == RoundDrain {
+	switch {
+	case k == RoundDrain:
 		return c.cfg.Drain
+	case k == RoundStart && c.cfg.Start.Backoff != nil:
+		return c.cfg.Start
 	}
 	return c.cfg.Drop
 }

@@ -556,3 +556,25 @@ func TestTimeoutFallsBackToTheConfig(t *testing.T) {
 		t.Errorf("first attempt timed out %v after %v, want true after 100ms", ev.TimedOut, ev.Answered.Sub(ev.Sent))
 	}
 }
+
+// TestStartRoundTakesItsOwnSettings: a harness connects its clients with
+// Config.Start, patient where the storm's policy is not. The hello comes
+// 400 ms after the 101: in time for the start round's 10 s default, too
+// late for the drop policy's 100 ms, which the start round uses without
+// Start.
+func TestStartRoundTakesItsOwnSettings(t *testing.T) {
+	impatient := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond, Timeout: 100 * time.Millisecond})
+	patient := backoff(t, policies.Spec{Kind: "fixed", Base: time.Millisecond})
+	slowHello := step{status: 101, helloDelay: 400 * time.Millisecond, then: closeAs, code: protocol.CloseReplaced}
+	for _, c := range []struct {
+		name     string
+		start    Reconnect
+		timedOut bool
+	}{{"with Start", Reconnect{Backoff: patient}, false}, {"without", Reconnect{}, true}} {
+		g := newFakeGateway(t, slowHello, acceptThenKick)
+		_, _, rec := run(t, Config{Gateways: []string{g.url()}, Start: c.start, Drop: Reconnect{Backoff: impatient}})
+		if ev := rec.of(EventAttempt)[0]; ev.TimedOut != c.timedOut || ev.RoundKind != RoundStart {
+			t.Errorf("%s: first attempt (round %s) timed out %v, want %v", c.name, ev.RoundKind, ev.TimedOut, c.timedOut)
+		}
+	}
+}

@@ -70,6 +70,10 @@ type Config struct {
 	// Drop is used for the start round and after a connection is lost;
 	// Drop.Backoff is required.
 	Drop Reconnect
+	// Start, if Start.Backoff is set, is used for the start round instead
+	// of Drop: a harness that sets up a storm connects its clients with a
+	// patience the storm's own policy may not have.
+	Start Reconnect
 	// Drain is used after a goaway; a nil Drain.Backoff means Drop's.
 	Drain Reconnect
 	// Conversations are synced from their cursors after every connect.

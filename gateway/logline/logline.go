@@ -34,6 +34,14 @@ const (
 	// Rejected is written at the decision to refuse a handshake: KeyStatus
 	// and KeyDevice (no attempt).
 	Rejected = "rejected"
+	// ClaimWasted is written when a route claim completed after its client
+	// had gone (--abandoned serve): KeyDevice, KeyAttempt and KeyTokenMs.
+	// The claim's work was done; nothing was upgraded.
+	ClaimWasted = "claim_wasted"
+	// Abandoned is written when a handshake admitted by the bucket is
+	// dropped unclaimed because its client had gone (--abandoned skip):
+	// KeyDevice, KeyAttempt and KeyTokenMs.
+	Abandoned = "abandoned"
 )
 
 // Keys.

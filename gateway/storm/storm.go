@@ -254,6 +254,15 @@ func (s *Storm) firstStopped() error {
 // The trigger must drop every client, or Observe waits until ctx or the
 // storm's timeout ends; the Summary is returned with the error then too.
 func (s *Storm) Observe(ctx context.Context, label string, trigger func(context.Context) error) (Summary, error) {
+	return s.ObserveUntil(ctx, label, trigger, 0)
+}
+
+// ObserveUntil is Observe with a horizon: when horizon > 0 it stops waiting
+// at origin + horizon, with no error, and the Summary counts only what
+// happened before then (attempts sent before it, hellos and closes before
+// it), as the simulator stops a run at its horizon. The clients go on
+// until Close. Summary.AllReconnected says whether the phase converged.
+func (s *Storm) ObserveUntil(ctx context.Context, label string, trigger func(context.Context) error, horizon time.Duration) (Summary, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
@@ -265,13 +274,28 @@ func (s *Storm) Observe(ctx context.Context, label string, trigger func(context.
 			err = fmt.Errorf("storm %s: trigger: %w", label, err)
 		}
 	}
+	wait, end := ctx, time.Time{}
+	if horizon > 0 {
+		end = from.Add(horizon)
+		var stop context.CancelFunc
+		wait, stop = context.WithDeadline(ctx, end)
+		defer stop()
+	}
 	if err == nil {
-		if err = s.waitAll(ctx, from); err != nil {
+		err = s.waitAll(wait, from)
+		if err != nil && horizon > 0 && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = nil // the horizon cut the phase: its outcome says so
+		}
+		if err != nil {
 			err = fmt.Errorf("storm %s: %w", label, err)
 		}
 	}
 	s.rec.marker(Line{TMs: ms(s.clock.Now().Sub(s.t0)), Event: "settled", Label: label})
-	sum := s.Summarize(label, from)
+	events := s.rec.snapshot()
+	if horizon > 0 {
+		events = Before(events, end)
+	}
+	sum := Summarize(label, events, s.t0, from, s.cfg.Clients, s.cfg.Window)
 	if ferr := s.rec.flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("storm %s: record: %w", label, ferr)
 	}

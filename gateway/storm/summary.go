@@ -101,6 +101,24 @@ func Summarize(label string, events []client.Event, t0, from time.Time, clients 
 	return p.summary()
 }
 
+// Before returns the events that happened before end: attempts sent
+// before it (whenever answered), every other event by its time. It is what
+// a phase cut at a horizon saw, as the simulator counts nothing sent at or
+// after its horizon.
+func Before(events []client.Event, end time.Time) []client.Event {
+	var out []client.Event
+	for _, ev := range events {
+		at := ev.Time
+		if ev.Kind == client.EventAttempt {
+			at = ev.Sent
+		}
+		if at.Before(end) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // phase accumulates one phase's events into its Summary.
 type phase struct {
 	s           Summary

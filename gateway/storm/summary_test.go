@@ -117,3 +117,23 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+// TestBefore: a phase cut at a horizon keeps attempts by when they were
+// sent (one sent before the end and answered after it counts, as the
+// simulator counts a decision before its horizon) and every other event by
+// its time; an event exactly at the end is after it.
+func TestBefore(t *testing.T) {
+	end := time.Date(2024, 3, 1, 12, 0, 10, 0, time.UTC)
+	at := func(ms int) time.Time { return end.Add(time.Duration(ms) * time.Millisecond) }
+	events := []client.Event{
+		{Kind: client.EventAttempt, Client: 0, Sent: at(-100), Answered: at(400), Time: at(400)}, // kept: sent before
+		{Kind: client.EventAttempt, Client: 1, Sent: at(0), Answered: at(1), Time: at(1)},        // sent at the end
+		{Kind: client.EventConnected, Client: 0, Time: at(-1)},                                   // kept
+		{Kind: client.EventConnected, Client: 1, Time: at(0)},                                    // at the end
+		{Kind: client.EventClosed, Client: 2, Time: at(5)},
+	}
+	got := Before(events, end)
+	if len(got) != 2 || got[0].Client != 0 || got[0].Kind != client.EventAttempt || got[1].Kind != client.EventConnected || got[1].Client != 0 {
+		t.Errorf("Before = %+v, want client 0's attempt and connect", got)
+	}
+}
