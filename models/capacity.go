@@ -39,10 +39,15 @@ import (
 // MaxQueue others wait for their turn is answered 503 with the admission's
 // Retry-After at once, at no cost.
 type CapacitySpec struct {
-	AdmitPerS  float64   `yaml:"admit_per_s"`         // admitted handshakes a gateway completes per second
-	RejectPerS float64   `yaml:"reject_per_s"`        // rejections it answers per second; 0 = they cost nothing
-	Decide     Decide    `yaml:"decide"`              // when admission is decided: DecideAtTurn (default) or DecideOnArrival
-	DecidePerS float64   `yaml:"decide_per_s"`        // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
+	AdmitPerS  float64 `yaml:"admit_per_s"`  // admitted handshakes a gateway completes per second
+	RejectPerS float64 `yaml:"reject_per_s"` // rejections it answers per second; 0 = they cost nothing
+	Decide     Decide  `yaml:"decide"`       // when admission is decided: DecideAtTurn (default) or DecideOnArrival
+	DecidePerS float64 `yaml:"decide_per_s"` // handshakes a gateway decides per second, before the claim queue; 0 = decided on arrival
+	// WastedPerS is the rate of route claims served, with abandoned:
+	// serve, for a client that had gone before the claim's turn: no
+	// upgrade, hello or session follows one, so a gateway may do them
+	// faster than useful ones. 0 = admit_per_s.
+	WastedPerS float64   `yaml:"wasted_per_s,omitempty"`
 	Abandoned  Abandoned `yaml:"abandoned,omitempty"` // what to do with a handshake whose client has gone; "" = serve
 	MaxQueue   int       `yaml:"max_queue,omitempty"` // handshakes that may wait for their turn; 0 = unbounded
 }
@@ -93,6 +98,9 @@ func (c *CapacitySpec) Validate() error {
 	if c.DecidePerS > 0 && c.RejectPerS != 0 {
 		return &policies.ParamError{Key: "reject_per_s", Problem: "must be 0 with decide_per_s (a rejection costs its decision only)", Got: c.RejectPerS}
 	}
+	if c.WastedPerS < 0 || c.WastedPerS > 1e9 || math.IsNaN(c.WastedPerS) {
+		return &policies.ParamError{Key: "wasted_per_s", Problem: "must be in [0, 1e9] claims per second (0: as admit_per_s)", Got: c.WastedPerS}
+	}
 	switch c.Abandoned {
 	case "", AbandonedServe, AbandonedSkip:
 	default:
@@ -115,6 +123,7 @@ func serviceTime(perS float64) time.Duration {
 // HandshakeQueue is one gateway's first-in, first-out handshake server.
 type HandshakeQueue struct {
 	admit, reject time.Duration // service times
+	waste         time.Duration // service time of a claim for a client that has gone (CapacitySpec.WastedPerS)
 	free          time.Duration // when the gateway finishes its current work
 	decide        time.Duration // first-stage time per handshake (CapacitySpec.DecidePerS); 0 = none
 	decideFree    time.Duration // when the first stage finishes its current handshake
@@ -123,8 +132,13 @@ type HandshakeQueue struct {
 
 // NewHandshakeQueue returns an idle queue for capacity c.
 func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
-	return &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
+	q := &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
 		decide: serviceTime(c.DecidePerS)}
+	q.waste = q.admit
+	if c.WastedPerS > 0 {
+		q.waste = serviceTime(c.WastedPerS)
+	}
+	return q
 }
 
 // DecidesOnArrival reports whether admission is decided when a handshake
@@ -167,6 +181,14 @@ func (q *HandshakeQueue) Start(arrival time.Duration) time.Duration { return max
 // returns when the gateway is done with it.
 func (q *HandshakeQueue) Skip(start time.Duration) time.Duration {
 	q.free = start + q.reject
+	return q.free
+}
+
+// Waste books the claim of an admitted handshake whose turn started at
+// start after its client had gone (CapacitySpec.Abandoned serve): it takes
+// the gateway 1/wasted_per_s. It returns when the claim is done.
+func (q *HandshakeQueue) Waste(start time.Duration) time.Duration {
+	q.free = start + q.waste
 	return q.free
 }
 

@@ -399,12 +399,15 @@ func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (
 			return rejected, decided, q.Book(decided, false)
 		}
 		st.queued(line, t, tn.start)
-		if st.skip && tn.start >= deadline {
+		switch {
+		case tn.start >= deadline && st.skip:
 			tn.dropped = true
 			tn.done = q.Skip(tn.start)
-			return admitted, decided, tn.done
+		case tn.start >= deadline:
+			tn.done = q.Waste(tn.start) // Book's time, at the wasted claims' rate
+		default:
+			tn.done = q.Book(decided, true)
 		}
-		tn.done = q.Book(decided, true)
 		return admitted, decided, tn.done
 	}
 	tn.start = q.Start(t)
@@ -417,7 +420,11 @@ func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (
 	if adm.Admit(tn.start) {
 		out = admitted
 	}
-	tn.done = q.Finish(tn.start, out == admitted)
+	if out == admitted && tn.start >= deadline {
+		tn.done = q.Waste(tn.start)
+	} else {
+		tn.done = q.Finish(tn.start, out == admitted)
+	}
 	return out, tn.start, tn.done
 }
 

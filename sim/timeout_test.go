@@ -113,6 +113,30 @@ func TestTimeoutRules(t *testing.T) {
 		want: ended{attempts: 5, accepted: 4, rejected: 1, connected: 2, wasted: 2, skipped: 1, timedOut: 3,
 			outcome: OutcomeUnfinished, convergenceMs: -1},
 	}, {
+		// Three clients at 0; useful claims take 100 ms, a claim whose
+		// client had gone before its turn 10 ms; timeout 150 ms, retry
+		// 50 ms after giving up, horizon 1 s:
+		//   c0 turn 0, done 100: connected.
+		//   c1 turn 100 (still there), done 200: wasted at full cost;
+		//   gives up at 150, back at 200.
+		//   c2 turn 200 (gone since 150): 10 ms, done 210; back at 200.
+		//   c1 turn 210, done 310 <= 350: connected. c2 turn 310, done 410
+		//   > 350: wasted; gives up at 350, back at 400; turn 410, done 510
+		//   <= 550: connected. Six attempts, three wasted claims, three
+		//   timeouts. At one rate, c2's first claim would end at 300 and
+		//   both retries would miss their deadlines.
+		name: "serve: a claim for a client gone before its turn takes 1/wasted_per_s",
+		s: Scenario{Clients: 3, Horizon: time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
+			Policies: []policies.Spec{fixedPolicy(50*time.Millisecond, 150*time.Millisecond)},
+			Capacity: &models.CapacitySpec{AdmitPerS: 10, WastedPerS: 100}},
+		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: OutcomeConverged, convergenceMs: 510},
+	}, {
+		name: "serve, decided on arrival: the same claims at the same rates",
+		s: Scenario{Clients: 3, Horizon: time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
+			Policies: []policies.Spec{fixedPolicy(50*time.Millisecond, 150*time.Millisecond)},
+			Capacity: &models.CapacitySpec{AdmitPerS: 10, WastedPerS: 100, Decide: models.DecideOnArrival}},
+		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: OutcomeConverged, convergenceMs: 510},
+	}, {
 		// Four clients at 0, claims of 100 ms, at most 2 waiting. c0's turn
 		// is at once; c1 and c2 wait (turns 100, 200); c3 finds 2 waiting
 		// and is shed: 503 at once with Retry-After 500 ms, honoured. Back
