@@ -29,6 +29,7 @@ import (
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/lab"
+	"stormsim/calibrate/measured"
 	"stormsim/calibrate/report"
 	"stormsim/config"
 	"stormsim/internal/atomicfile"
@@ -139,12 +140,20 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, err
 		return nil, err
 	}
 	f, err := fit.Runs(c.rep.Real)
-	if err != nil {
-		return nil, &UsageError{fmt.Errorf("the real runs cannot be fitted: %w", err)}
-	}
 	c.rep.Fit = f
-	c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
-		f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
+	switch {
+	case err != nil && len(c.predicted) == 0:
+		return nil, &UsageError{fmt.Errorf("the real runs cannot be fitted: %w", err)}
+	case err != nil:
+		// A storm may lack what a section is fitted on (a storm nobody
+		// is refused has no rejected retries to time the legs by): the
+		// model fitted on another storm still predicts it.
+		c.rep.FitError = err.Error()
+		c.logf("not fitted on these runs (%v): comparing the predicted model only", err)
+	default:
+		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
+			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
+	}
 	if err := c.simulate(); err != nil {
 		return nil, err
 	}
@@ -273,6 +282,7 @@ type model struct {
 	role      report.Role
 	scenarios []*sim.Scenario
 	runs      []int
+	borrowed  string // what a calibrated model takes from the predicted one
 }
 
 // models are the models to simulate, in the report's order: predicted
@@ -288,6 +298,9 @@ func (c *calibration) models() ([]model, error) {
 			m.scenarios = append(m.scenarios, p.Apply(c.s))
 		}
 		ms = append(ms, m)
+	}
+	if c.rep.FitError != "" {
+		return append(ms, c.measuredCapacity(), model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
 	}
 	calibrated := model{role: report.Calibrated}
 	var why []string
@@ -308,6 +321,25 @@ func (c *calibration) models() ([]model, error) {
 		model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
 }
 
+// measuredCapacity is the calibrated model of runs that cannot be fitted
+// whole: the predicted model (file k mod K for run k) with the capacity
+// measured on each run alone (its claim rates), when it has a backlog of
+// claims to measure them by. Simulation.Borrowed says so.
+func (c *calibration) measuredCapacity() model {
+	m := model{role: report.Calibrated, borrowed: "network, detection and capacity.decide_per_s from the predicted model"}
+	for k, r := range c.rep.Real {
+		claims, err := fit.ClaimsOf([]*measured.Run{r})
+		if err != nil {
+			continue
+		}
+		p := c.predicted[k%len(c.predicted)]
+		p.Capacity.AdmitPerS, p.Capacity.WastedPerS = claims.AdmitPerS, claims.WastedPerS
+		m.scenarios = append(m.scenarios, p.Apply(c.s))
+		m.runs = append(m.runs, r.Run)
+	}
+	return m
+}
+
 // simulate runs and compares each model.
 func (c *calibration) simulate() error {
 	ms, err := c.models()
@@ -320,12 +352,19 @@ func (c *calibration) simulate() error {
 		if err != nil {
 			return err
 		}
-		sm := report.Simulation{Role: m.role, Runs: m.runs, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
+		if len(m.scenarios) == 0 {
+			continue // no run had a backlog of claims to measure
+		}
+		sm := report.Simulation{Role: m.role, Runs: m.runs, Borrowed: m.borrowed, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
 			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}
 		for _, s := range m.scenarios {
 			sm.Sections = append(sm.Sections, report.SectionsOf(s))
 		}
+		sm.Outcome = compare.Outcomes(c.rep.Real, reps)
 		c.rep.Simulations = append(c.rep.Simulations, sm)
+		if sm.Outcome != nil {
+			c.rep.Agreement = append(c.rep.Agreement, sm.Outcome.Agreement(string(m.role)))
+		}
 		c.rep.Agreement = append(c.rep.Agreement, compare.Agreements(string(m.role), sm.Metrics, sm.Series)...)
 		c.logf("simulated %d replications (%s)", c.opt.Replications, m.role)
 	}
@@ -345,6 +384,12 @@ func (c *calibration) write() error {
 			return err
 		}
 	}
+	if c.rep.FitError != "" {
+		if err := os.Remove(filepath.Join(c.opt.OutDir, CalibratedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return c.writeCharts()
+	}
 	runs := fmt.Sprintf("%d real run(s)", len(c.rep.Real))
 	if err := atomicfile.Write(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.ScenarioYAML(runs, c.rep.CalibratedConfig)); err != nil {
 		return err
@@ -359,6 +404,11 @@ func (c *calibration) write() error {
 			return err
 		}
 	}
+	return c.writeCharts()
+}
+
+// writeCharts draws the charts of the report.
+func (c *calibration) writeCharts() error {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	_, err := c.rep.WriteCharts(filepath.Join(c.opt.OutDir, ChartsDir), report.Frame{WindowMs: ms(c.plan.Window),
 		AcceptBound: c.plan.AcceptBound, ReclaimLoMs: ms(c.plan.ReclaimLo), ReclaimHiMs: ms(c.plan.ReclaimHi)})

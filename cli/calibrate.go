@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"stormsim/calibrate"
@@ -76,9 +77,12 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	if err := rep.WriteTable(e.stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\nwritten: %s, %s, %s, %s/\n", filepath.Join(opt.OutDir, calibrate.ReportFile),
-		filepath.Join(opt.OutDir, calibrate.CalibratedFile), filepath.Join(opt.OutDir, calibrate.RecordFile),
-		filepath.Join(opt.OutDir, calibrate.ChartsDir))
+	written := []string{filepath.Join(opt.OutDir, calibrate.ReportFile)}
+	if rep.FitError == "" { // runs that cannot be fitted whole have no calibrated scenario
+		written = append(written, filepath.Join(opt.OutDir, calibrate.CalibratedFile))
+	}
+	written = append(written, filepath.Join(opt.OutDir, calibrate.RecordFile), filepath.Join(opt.OutDir, calibrate.ChartsDir)+"/")
+	fmt.Fprintf(e.stdout, "\nwritten: %s\n", strings.Join(written, ", "))
 	if f := rep.Failures(); len(f) > 0 {
 		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim calibrate: %s", f[0])}
 	}

@@ -1,6 +1,12 @@
 package compare
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"stormsim/calibrate/measured"
+	"stormsim/sim"
+)
 
 // Agreement is one tolerance check of a model against the real runs.
 type Agreement struct {
@@ -35,4 +41,58 @@ func Agreements(model string, metrics []MetricComparison, series []SeriesCompari
 			Pass: *c.Pass})
 	}
 	return out
+}
+
+// OutcomeComparison is how the real runs and the replications of a storm
+// with a horizon ended: how many of each ended converged, metastable or
+// unfinished.
+type OutcomeComparison struct {
+	Real map[string]int `json:"real"`
+	Sim  map[string]int `json:"sim"`
+	// Agreed is the outcome every real run and most replications share;
+	// "" when there is none.
+	Agreed string `json:"agreed"`
+}
+
+// Outcomes compares the outcomes; nil when the real runs have none.
+func Outcomes(runs []*measured.Run, reps []sim.Result) *OutcomeComparison {
+	c := &OutcomeComparison{Real: map[string]int{}, Sim: map[string]int{}}
+	for _, r := range runs {
+		if r.Outcome == nil {
+			return nil
+		}
+		c.Real[r.Outcome.Outcome]++
+	}
+	for i := range reps {
+		if o := reps[i].OutcomeResult; o != nil {
+			c.Sim[string(o.Outcome)]++
+		}
+	}
+	for o, n := range c.Real {
+		if n == len(runs) && 2*c.Sim[o] > len(reps) {
+			c.Agreed = o
+		}
+	}
+	return c
+}
+
+// Agreement is the outcome check: every real run ends as most
+// replications do.
+func (c *OutcomeComparison) Agreement(model string) Agreement {
+	return Agreement{Model: model, Name: "outcome", Criterion: "every real run ends as most replications do",
+		Observed: fmt.Sprintf("real %s; sim %s", countsOf(c.Real), countsOf(c.Sim)), Pass: c.Agreed != ""}
+}
+
+// countsOf lists outcome counts in a fixed order.
+func countsOf(m map[string]int) string {
+	var parts []string
+	for _, o := range []sim.Outcome{sim.OutcomeConverged, sim.OutcomeMetastable, sim.OutcomeUnfinished} {
+		if n := m[string(o)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

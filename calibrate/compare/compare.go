@@ -15,10 +15,15 @@ import (
 	"stormsim/sim"
 )
 
-// Tolerances of the agreement a checked model must reach.
+// Tolerances of the agreement a checked model must reach. A storm that
+// ends is judged by its attempts and its time to all reconnected; one
+// that a horizon cut (some real run did not converge) by its rates over
+// the horizon, since its attempts grow with the horizon and it has no
+// time to all reconnected.
 const (
 	AttemptsTolerance    = 0.10 // |sim mean - real mean| / real mean of total attempts
 	ConvergenceTolerance = 0.20 // the same for the time until the last client is back
+	RateTolerance        = 0.25 // the same for useful, wasted and all attempts per second over the horizon
 )
 
 // Interval quantiles: the simulated "95% interval" of a metric is the
@@ -36,35 +41,114 @@ type metricDef struct {
 	tolerance  float64 // agreement check on the relative error; 0 = reported only
 	real       func(*measured.Run) (float64, bool)
 	sim        func(*sim.Result) (float64, bool)
+	// cut, when set, says the tolerance applies only when cut is the
+	// truth of "a horizon cut some real run" (Converged).
+	cut *bool
+	// someSim says the metric is compared over the replications that have
+	// it, when more than half do (the time to all reconnected of a model
+	// whose storm sometimes does not end: the outcome says how often).
+	someSim bool
 }
 
 func always(v float64) (float64, bool) { return v, true }
 
+var (
+	whenEnded = new(bool)
+	whenCut   = func() *bool { t := true; return &t }()
+)
+
+// rate is a count per second over the horizon of a storm that has one.
+func rate(count func(*measured.Run, *measured.Outcome) float64, simCount func(*sim.Result) float64) (func(*measured.Run) (float64, bool), func(*sim.Result) (float64, bool)) {
+	return func(r *measured.Run) (float64, bool) {
+			if r.Outcome == nil || r.Outcome.HorizonMs <= 0 {
+				return 0, false
+			}
+			return count(r, r.Outcome) / (r.Outcome.HorizonMs / 1000), true
+		}, func(s *sim.Result) (float64, bool) {
+			if s.OutcomeResult == nil || s.HorizonMs <= 0 {
+				return 0, false
+			}
+			return simCount(s) / (s.HorizonMs / 1000), true
+		}
+}
+
+func rateDef(name string, count func(*measured.Run, *measured.Outcome) float64, simCount func(*sim.Result) float64) metricDef {
+	real, simulated := rate(count, simCount)
+	return metricDef{name: name, unit: "per_s", tolerance: RateTolerance, real: real, sim: simulated, cut: whenCut}
+}
+
+// outcomeCount is a count of a storm's outcome, absent without one.
+func outcomeCount(name string, real func(*measured.Outcome) int64, simulated func(*sim.OutcomeResult) int64) metricDef {
+	return metricDef{name: name, unit: "count",
+		real: func(r *measured.Run) (float64, bool) {
+			if r.Outcome == nil {
+				return 0, false
+			}
+			return float64(real(r.Outcome)), true
+		},
+		sim: func(s *sim.Result) (float64, bool) {
+			if s.OutcomeResult == nil {
+				return 0, false
+			}
+			return float64(simulated(s.OutcomeResult)), true
+		}}
+}
+
+// Converged reports whether every run ended before its horizon (or had
+// none).
+func Converged(runs []*measured.Run) bool {
+	for _, r := range runs {
+		if r.Outcome != nil && !r.Outcome.Converged {
+			return false
+		}
+	}
+	return true
+}
+
+func sum(v []int64) (n int64) {
+	for _, x := range v {
+		n += x
+	}
+	return n
+}
+
 var metricDefs = []metricDef{
 	{"attempts", "count", AttemptsTolerance,
 		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Attempts)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.Attempts)) }},
+		func(s *sim.Result) (float64, bool) { return always(float64(s.Attempts)) }, whenEnded, false},
+	rateDef("useful_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Useful) },
+		func(s *sim.Result) float64 { return float64(sum(s.Series.Goodput)) }),
+	rateDef("wasted_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Wasted) },
+		func(s *sim.Result) float64 { return float64(s.Wasted) }),
+	rateDef("attempts_per_s", func(r *measured.Run, _ *measured.Outcome) float64 { return float64(r.Crash.Attempts) },
+		func(s *sim.Result) float64 { return float64(s.Attempts) }),
+	outcomeCount("connected", func(o *measured.Outcome) int64 { return o.Connected }, func(o *sim.OutcomeResult) int64 { return o.Connected }),
+	outcomeCount("timed_out", func(o *measured.Outcome) int64 { return o.TimedOut }, func(o *sim.OutcomeResult) int64 { return o.TimedOut }),
+	outcomeCount("skipped", func(o *measured.Outcome) int64 { return o.Skipped }, func(o *sim.OutcomeResult) int64 { return o.Skipped }),
+	outcomeCount("shed", func(o *measured.Outcome) int64 { return o.Shed }, func(o *sim.OutcomeResult) int64 { return o.Shed }),
 	{"rejected", "count", 0,
 		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Rejected)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.Rejected)) }},
+		func(s *sim.Result) (float64, bool) { return always(float64(s.Rejected)) }, nil, false},
 	{"first_window_attempts", "count", 0,
 		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.FirstWindowAttempts)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.FirstWindowAttempts)) }},
+		func(s *sim.Result) (float64, bool) { return always(float64(s.FirstWindowAttempts)) }, nil, false},
 	{"peak_attempts_per_window", "count", 0,
 		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAttemptsPerWindow)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAttemptsPerWindow)) }},
+		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAttemptsPerWindow)) }, nil, false},
 	{"peak_accepts_per_window", "count", 0,
 		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAcceptsPerWindow)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAcceptsPerWindow)) }},
+		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAcceptsPerWindow)) }, nil, false},
 	{"connect_ms.p50", "ms", 0,
 		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P50) },
-		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P50) }},
+		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P50) }, nil, false},
 	{"connect_ms.p90", "ms", 0,
 		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P90) },
-		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P90) }},
+		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P90) }, nil, false},
 	{"convergence_ms", "ms", ConvergenceTolerance,
-		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConvergenceMs) },
-		func(s *sim.Result) (float64, bool) { return s.Convergence() }},
+		func(r *measured.Run) (float64, bool) {
+			return r.Crash.ConvergenceMs, r.Crash.AllReconnected || r.Outcome == nil
+		},
+		func(s *sim.Result) (float64, bool) { return s.Convergence() }, nil, true},
 	{"reclaim_ms", "ms", 0,
 		func(r *measured.Run) (float64, bool) { return always(r.ReclaimMs) },
 		func(s *sim.Result) (float64, bool) {
@@ -72,7 +156,7 @@ var metricDefs = []metricDef{
 				return 0, false
 			}
 			return s.Reclaim.ReclaimMs, true
-		}},
+		}, nil, false},
 	drainMetric("drain.attempts", "count", func(d *measured.Drain) float64 { return float64(d.Summary.Attempts) },
 		func(d *sim.DrainResult) float64 { return float64(d.Attempts) }),
 	drainMetric("drain.convergence_ms", "ms", func(d *measured.Drain) float64 { return d.Summary.ConvergenceMs },
@@ -115,7 +199,7 @@ type MetricComparison struct {
 	// Real) / Real. With latency the twin's storm still diverges from the
 	// real one (other clients meet an empty bucket), so for a metric decided
 	// by a few clients' draws, such as the last client back, it is a hint,
-	// not a check.
+	// not a check. Both are 0 when no twin has the metric.
 	SimTwin      float64 `json:"sim_twin"`
 	TwinRelError float64 `json:"twin_rel_error"`
 	// RealPercentile is where the real mean falls among the replications
@@ -140,27 +224,35 @@ func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []Metric
 			ok = ok && has
 			realVals = append(realVals, v)
 		}
+		seeds := map[uint64]float64{} // replication seed -> value
 		for i := range reps {
 			v, has := d.sim(&reps[i])
-			ok = ok && has
-			simVals = append(simVals, v)
+			if has {
+				simVals = append(simVals, v)
+				seeds[firstSeed+uint64(i)] = v
+			}
 		}
-		if !ok || len(runs) == 0 || len(reps) == 0 {
+		enough := len(simVals) == len(reps) || (d.someSim && 2*len(simVals) > len(reps))
+		if !ok || !enough || len(runs) == 0 || len(reps) == 0 {
 			continue
 		}
 		for _, r := range runs {
-			if i := r.Seed - firstSeed; r.Seed >= firstSeed && i < uint64(len(simVals)) {
-				twins = append(twins, simVals[i])
+			if v, has := seeds[r.Seed]; has && r.Seed >= firstSeed {
+				twins = append(twins, v)
 			}
 		}
 		c := MetricComparison{Metric: d.name, Unit: d.unit, Real: stat.Mean(realVals, nil), RealRuns: realVals,
-			SimMean: stat.Mean(simVals, nil), SimTwin: stat.Mean(twins, nil)}
+			SimMean: stat.Mean(simVals, nil)}
 		c.SimLo, c.SimHi = Interval(simVals)
 		c.SimMin, c.SimMax = slices.Min(simVals), slices.Max(simVals)
 		c.RealPercentile = percentileOf(c.Real, simVals)
-		c.RelError, c.TwinRelError = relError(c.SimMean, c.Real), relError(c.SimTwin, c.Real)
+		c.RelError = relError(c.SimMean, c.Real)
+		if len(twins) > 0 { // none when no twin has the metric
+			c.SimTwin = stat.Mean(twins, nil)
+			c.TwinRelError = relError(c.SimTwin, c.Real)
+		}
 		c.Inside = c.SimLo <= c.Real && c.Real <= c.SimHi
-		if d.tolerance > 0 {
+		if d.tolerance > 0 && (d.cut == nil || *d.cut == !Converged(runs)) {
 			c.Tolerance = d.tolerance
 			pass := math.Abs(c.RelError) <= d.tolerance
 			c.Pass = &pass
@@ -256,35 +348,58 @@ type seriesOf struct {
 	// counts says the series counts events (a distance applies); otherwise
 	// it is a level such as the connected fraction.
 	counts bool
+	// checked says the window check decides agreement on a storm that
+	// ended; on one a horizon cut, and for the other series, it is shown.
+	checked bool
+}
+
+// outcomeSeries is a series of a real run's outcome, nil without one.
+func outcomeSeries(v func(*measured.Outcome) []int64) func(*measured.Run) []float64 {
+	return func(r *measured.Run) []float64 {
+		if r.Outcome == nil {
+			return nil
+		}
+		return int64s(v(r.Outcome))
+	}
 }
 
 var seriesDefs = []seriesOf{
-	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true},
-	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true},
+	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true},
+	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true},
+	// Claims done per window: useful ones (the client was still there) and
+	// wasted ones, by when they were done; storms with a horizon only.
+	{"goodput", outcomeSeries(func(o *measured.Outcome) []int64 { return o.GoodputSeries }),
+		func(s *sim.Result) []float64 { return int64s(s.Series.Goodput) }, true, false},
+	{"wasted", outcomeSeries(func(o *measured.Outcome) []int64 { return o.WastedSeries }),
+		func(s *sim.Result) []float64 { return int64s(s.Series.Wasted) }, true, false},
 	// Both sides from accepts at the admission decision (the real
 	// Summary's own connected fraction counts hellos; the simulator has no
 	// per-window connects).
 	{"connected_fraction", func(r *measured.Run) []float64 {
 		return cumulativeFraction(int64s(r.Decisions.Accepts), r.Crash.Clients)
 	},
-		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false},
+		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false, false},
 }
 
 // Series compares every series, padding all to one length (counts with
 // zeros, fractions with their last value).
 func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesComparison {
 	var out []SeriesComparison
+	ended := Converged(runs)
 	for _, d := range seriesDefs {
 		realRuns := make([][]float64, len(runs))
 		simRuns := make([][]float64, len(reps))
-		n := 0
+		n, has := 0, false
 		for k, r := range runs {
 			realRuns[k] = d.real(r)
-			n = max(n, len(realRuns[k]))
+			n, has = max(n, len(realRuns[k])), has || realRuns[k] != nil
 		}
 		for i := range reps {
 			simRuns[i] = d.sim(&reps[i])
 			n = max(n, len(simRuns[i]))
+		}
+		if !has || n == 0 {
+			continue
 		}
 		for k := range realRuns {
 			realRuns[k] = padSeries(realRuns[k], n, d.counts)
@@ -311,10 +426,14 @@ func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesC
 		}
 		if d.counts {
 			c.SpreadRatio = spreadRatio(realRuns, simRuns)
-			c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
+			if total(c.Real) > 0 && total(c.SimMean) > 0 { // a distance needs events on both sides
+				c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
+			}
 			c.AllowedOutside = allowedOutside(n, len(reps))
-			pass := c.Windows-c.WindowsInsideEnvelope <= c.AllowedOutside
-			c.Pass = &pass
+			if d.checked && ended {
+				pass := c.Windows-c.WindowsInsideEnvelope <= c.AllowedOutside
+				c.Pass = &pass
+			}
 		}
 		out = append(out, c)
 	}
@@ -486,4 +605,12 @@ func median(v []float64) float64 {
 		return 0
 	}
 	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(v)), nil)
+}
+
+// total is the sum of v.
+func total(v []float64) (sum float64) {
+	for _, x := range v {
+		sum += x
+	}
+	return sum
 }

@@ -197,3 +197,91 @@ func TestTwinsFollowTheSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareStormCutAtHorizon: real runs that did not end by a 10 s
+// horizon are judged on their rates over it, not on attempts or the time
+// to all reconnected. Real: 3 useful and 10,000 wasted claims, 20,000
+// attempts: 0.3, 1,000 and 2,000 per second. Replications: 4 useful (via
+// the goodput series) and 9,000 wasted claims, 22,000 attempts: +33 %,
+// -10 %, +10 %. The wasted series has no simulated events: no distance
+// (NaN would not be written).
+func TestCompareStormCutAtHorizon(t *testing.T) {
+	run := func(outcome string) *measured.Run {
+		return &measured.Run{Seed: 1, Crash: storm.Summary{Attempts: 20000, Clients: 10},
+			Decisions: measured.Series{Attempts: []int64{20000}, Accepts: []int64{20000}},
+			Outcome: &measured.Outcome{Outcome: outcome, Converged: outcome == "converged", HorizonMs: 10000, Useful: 3, Wasted: 10000,
+				GoodputSeries: []int64{3}, WastedSeries: []int64{10000}}}
+	}
+	real := []*measured.Run{run("metastable"), run("metastable")}
+	var reps []sim.Result
+	for range 3 {
+		reps = append(reps, sim.Result{Attempts: 22000, Clients: 10, Series: sim.Series{Attempts: []int64{22000}, Accepts: []int64{22000},
+			Goodput: []int64{4}, Wasted: []int64{0}},
+			OutcomeResult: &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, Metastable: true, HorizonMs: 10000, Wasted: 9000}})
+	}
+	byName := map[string]MetricComparison{}
+	for _, m := range Metrics(real, reps, 1) {
+		byName[m.Metric] = m
+	}
+	checks := []struct {
+		name      string
+		rel       float64
+		pass      bool
+		tolerance bool
+	}{{"useful_per_s", 1.0 / 3, false, true}, {"wasted_per_s", -0.1, true, true}, {"attempts_per_s", 0.1, true, true}, {"attempts", 0.1, false, false}}
+	for _, c := range checks {
+		m, ok := byName[c.name]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing", c.name)
+		case math.Abs(m.RelError-c.rel) > 1e-12:
+			t.Errorf("%s: relative error %v, want %v", c.name, m.RelError, c.rel)
+		case (m.Pass != nil) != c.tolerance || (m.Pass != nil && *m.Pass != c.pass):
+			t.Errorf("%s: pass %v, want checked %v pass %v", c.name, m.Pass, c.tolerance, c.pass)
+		}
+	}
+	if _, ok := byName["convergence_ms"]; ok {
+		t.Error("convergence_ms compared for storms that did not converge")
+	}
+	for _, s := range Series(real, reps, 10000) {
+		if s.Pass != nil || math.IsNaN(s.W1Ms) || math.IsNaN(s.KS) {
+			t.Errorf("series %s: pass %v, W1 %v, KS %v: want unchecked and no NaN", s.Series, s.Pass, s.W1Ms, s.KS)
+		}
+	}
+
+	o := Outcomes(real, reps)
+	if a := o.Agreement("m"); !a.Pass || a.Observed != "real metastable 2; sim metastable 3" {
+		t.Errorf("outcome agreement = %+v", a)
+	}
+	real[1] = run("unfinished")
+	if a := Outcomes(real, reps).Agreement("m"); a.Pass {
+		t.Errorf("one real run unfinished: %+v, want a failure", a)
+	}
+	if Outcomes([]*measured.Run{{}}, reps) != nil {
+		t.Error("runs without a horizon have an outcome comparison")
+	}
+}
+
+// TestConvergenceOverTheReplicationsThatEnded: the time to all
+// reconnected is compared over the replications whose storm ended, when
+// more than half did; the twin is the replication with the real run's
+// seed, if it ended.
+func TestConvergenceOverTheReplicationsThatEnded(t *testing.T) {
+	real := []*measured.Run{{Seed: 2, Crash: storm.Summary{Attempts: 10, ConvergenceMs: 1000, AllReconnected: true}}}
+	ended := func(ms float64) sim.Result { return sim.Result{Attempts: 10, ConvergenceMs: &ms} }
+	reps := []sim.Result{ended(900), {Attempts: 10}, ended(1100), ended(1300)} // seeds 1..4
+	convergence := func(reps []sim.Result) (MetricComparison, bool) {
+		for _, m := range Metrics(real, reps, 1) {
+			if m.Metric == "convergence_ms" {
+				return m, true
+			}
+		}
+		return MetricComparison{}, false
+	}
+	if c, ok := convergence(reps); !ok || c.SimMean != 1100 || c.SimTwin != 0 || c.Pass == nil || !*c.Pass {
+		t.Errorf("3 of 4 ended: %+v (compared %v), want mean 1100 of the three, no twin (seed 2 did not end)", c, ok)
+	}
+	if c, ok := convergence(reps[:2]); ok {
+		t.Errorf("1 of 2 ended: compared anyway: %+v", c)
+	}
+}

@@ -20,8 +20,10 @@ import (
 // Method says in words how the sections are fitted, for calibration.json.
 const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and the same fit on each run alone (the calibrated " +
 	"model, calibrated-run-K.yaml, replication r taking run r mod K's: the lab's run-to-run spread); " +
-	"capacity.admit_per_s = 1 / the mean gap between consecutive admitted lines of the survivor while a backlog of " +
-	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work); " +
+	"capacity.admit_per_s = 1 / the mean gap between consecutive claim lines of the survivor while a backlog of " +
+	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work), over the " +
+	"gaps that end in an admitted line; capacity.wasted_per_s the same over those that end in a claim_wasted line " +
+	"(a claim done after its client had gone: no upgrade, hello or session follows), when 3 or more; " +
 	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +
 	"the runs of the larger of two lower bounds of the survivor's decision rate: the first wave's, 0.96 x its first " +
 	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +
@@ -91,7 +93,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		return f, errors.New("no real run to fit")
 	}
 	var err error
-	if f.Claims, err = fitClaims(runs); err != nil {
+	if f.Claims, err = ClaimsOf(runs); err != nil {
 		return f, err
 	}
 	if f.FirstWave, err = fitFirstWave(runs); err != nil {
@@ -102,7 +104,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	}
 	f.Shared = fitShared(runs)
 	f.Model = Model{
-		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, Decide: models.DecideOnArrival,
+		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS},
 		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
 			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed},

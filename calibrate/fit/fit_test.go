@@ -73,12 +73,28 @@ func TestFitClaims(t *testing.T) {
 	}
 	run1 = append(run1, measured.Claim{DecidedMs: 100, DoneMs: 105})
 	run2 := []measured.Claim{{DoneMs: 6}, {DoneMs: 2}, {DoneMs: 4}} // out of order: sorted by DoneMs
-	c, err := fitClaims([]*measured.Run{{Claims: run1}, {Claims: run2}})
+	c, err := ClaimsOf([]*measured.Run{{Claims: run1}, {Claims: run2}})
 	if err != nil || c.AdmitPerS != 224.5 || c.Gaps != 11 || math.Abs(c.GapMs-49.0/11) > 1e-12 {
-		t.Errorf("fitClaims = %+v, %v; want 224.5/s from 11 gaps", c, err)
+		t.Errorf("ClaimsOf = %+v, %v; want 224.5/s from 11 gaps", c, err)
+	}
+	if c.WastedPerS != 0 || c.WastedGaps != 0 {
+		t.Errorf("no wasted claims: wasted_per_s %v from %d gaps, want none", c.WastedPerS, c.WastedGaps)
+	}
+	// Run 3: six decided at 0, done at 4, 8, 12 (useful), then 13, 14, 15
+	// (wasted): gaps ending in a useful line 4, 4 (the first has no
+	// predecessor), in a wasted one 1, 1, 1: 250/s and 1000/s.
+	run3 := []measured.Claim{{DoneMs: 4}, {DoneMs: 8}, {DoneMs: 12}, {DoneMs: 13, Wasted: true}, {DoneMs: 14, Wasted: true},
+		{DoneMs: 15, Wasted: true}}
+	if c, err := ClaimsOf([]*measured.Run{{Claims: run3}}); err == nil {
+		t.Errorf("two useful gaps: admit_per_s fitted (%+v), want an error", c)
+	}
+	run3 = append(run3, measured.Claim{DoneMs: 19})
+	c, err = ClaimsOf([]*measured.Run{{Claims: run3}})
+	if err != nil || c.AdmitPerS != 250 || c.Gaps != 3 || c.WastedPerS != 1000 || c.WastedGaps != 3 {
+		t.Errorf("ClaimsOf = %+v, %v; want 250/s from 3 gaps and 1000/s wasted from 3", c, err)
 	}
 	idle := []measured.Claim{{DecidedMs: 0, DoneMs: 1}, {DecidedMs: 5, DoneMs: 6}}
-	if _, err := fitClaims([]*measured.Run{{Claims: idle}}); err == nil || !strings.Contains(err.Error(), "admit_per_s") {
+	if _, err := ClaimsOf([]*measured.Run{{Claims: idle}}); err == nil || !strings.Contains(err.Error(), "admit_per_s") {
 		t.Errorf("no backlog: err = %v, want one naming admit_per_s", err)
 	}
 }

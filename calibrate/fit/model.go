@@ -34,10 +34,16 @@ func (m *Model) Validate() error {
 }
 
 // Apply returns a copy of s with m's sections in place of its own: the
-// storm s on the gateway and machine m describes.
+// storm s on the gateway and machine m describes. What the storm's gateway
+// is told to do (capacity.abandoned and capacity.max_queue, its
+// --abandoned and --max-claims-inflight) stays the storm's own.
 func (m Model) Apply(s *sim.Scenario) *sim.Scenario {
 	c := *s
 	capacity, network, detection := m.Capacity, m.Network, m.Detection
+	capacity.Abandoned, capacity.MaxQueue = "", 0
+	if s.Capacity != nil {
+		capacity.Abandoned, capacity.MaxQueue = s.Capacity.Abandoned, s.Capacity.MaxQueue
+	}
 	c.Capacity, c.Network, c.Detection = &capacity, &network, &detection
 	return &c
 }

@@ -34,7 +34,7 @@ func TestDecisionSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := d.series(250 * time.Millisecond)
+	s := d.series(250*time.Millisecond, 0)
 	want := measured.Series{Attempts: []int64{2, 2}, Accepts: []int64{1, 1}, Rejects: []int64{1, 1},
 		PeakAttemptsPerWindow: 2, PeakAcceptsPerWindow: 1, FirstWindowAttempts: 2, ClockSkewMs: 39.8}
 	if s.ClockSkewMs < 39.79 || s.ClockSkewMs > 39.81 {
@@ -86,7 +86,7 @@ func TestDecisionsPlacedBySends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := d.series(250 * time.Millisecond)
+	s := d.series(250*time.Millisecond, 0)
 	if !reflect.DeepEqual(s.Accepts, []int64{2}) || math.Abs(s.ClockSlackMs-280.5) > 1e-6 {
 		t.Errorf("accepts %v, slack %v ms; want [2], 280.5", s.Accepts, s.ClockSlackMs)
 	}
@@ -96,8 +96,8 @@ func TestDecisionsPlacedBySends(t *testing.T) {
 			t.Errorf("claim %d = %+v, want %+v", i, c, want[i])
 		}
 	}
-	if d, _ := decisionsOf(lines, origin, nil); !reflect.DeepEqual(d.series(250*time.Millisecond).Accepts, []int64{0, 1, 1}) {
-		t.Errorf("without sends: accepts %v, want [0 1 1]", d.series(250*time.Millisecond).Accepts)
+	if d, _ := decisionsOf(lines, origin, nil); !reflect.DeepEqual(d.series(250*time.Millisecond, 0).Accepts, []int64{0, 1, 1}) {
+		t.Errorf("without sends: accepts %v, want [0 1 1]", d.series(250*time.Millisecond, 0).Accepts)
 	}
 }
 

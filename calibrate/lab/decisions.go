@@ -20,7 +20,8 @@ type attemptKey struct {
 // gatewayDecisions are a gateway's admission decisions from its log, in ms
 // from the phase's origin.
 type gatewayDecisions struct {
-	claims        []measured.Claim // admitted handshakes
+	claims        []measured.Claim // route claims: admitted handshakes, and wasted claims
+	abandonedMs   []float64        // decisions of handshakes admitted, then dropped unclaimed (--abandoned skip)
 	rejectsMs     []float64        // 429 decisions (a rejected line is written at its decision)
 	rejectDevices []string         // rejectDevices[i] is the device of rejectsMs[i] (the line names no attempt)
 	// skewMs and slackMs describe the placement of the admitted decisions
@@ -46,6 +47,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 		key   attemptKey
 		token time.Duration
 		at    time.Time
+		msg   string // logline.Admitted, ClaimWasted or Abandoned
 	}
 	var d gatewayDecisions
 	var admitted []admission
@@ -53,7 +55,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 	var offsets []time.Time
 	for _, l := range lines {
 		switch l.Msg {
-		case logline.Admitted:
+		case logline.Admitted, logline.ClaimWasted, logline.Abandoned:
 			device, err := l.str(logline.KeyDevice)
 			if err != nil {
 				return d, err
@@ -66,7 +68,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 			if err != nil {
 				return d, err
 			}
-			a := admission{attemptKey{device, int64(attempt)}, durationOfMs(tokenMs), l.Time}
+			a := admission{attemptKey{device, int64(attempt)}, durationOfMs(tokenMs), l.Time, l.Msg}
 			admitted = append(admitted, a)
 			o := l.Time.Add(-a.token)
 			offsets = append(offsets, o)
@@ -95,7 +97,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 		}
 	}
 	if len(admitted) == 0 {
-		return d, errors.New("gateway log has no admitted lines: cannot place its admission decisions")
+		return d, errors.New("gateway log has no admitted, claim_wasted or abandoned lines: cannot place its admission decisions")
 	}
 	clock := upper
 	if !lower.IsZero() && !lower.After(upper) {
@@ -104,26 +106,38 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 	}
 	d.skewMs = skew(offsets, upper)
 	for _, a := range admitted {
+		decided := ms(clock.Add(a.token).Sub(origin))
+		if a.msg == logline.Abandoned {
+			d.abandonedMs = append(d.abandonedMs, decided)
+			continue
+		}
 		d.claims = append(d.claims, measured.Claim{Device: a.key.device, Attempt: a.key.attempt,
-			DecidedMs: ms(clock.Add(a.token).Sub(origin)), DoneMs: ms(a.at.Sub(origin))})
+			DecidedMs: decided, DoneMs: ms(a.at.Sub(origin)), Wasted: a.msg == logline.ClaimWasted})
 	}
 	return d, nil
 }
 
-// series counts the decisions from the origin on, in windows of window:
-// where the simulator counts an attempt (it decides on arrival).
-func (d gatewayDecisions) series(window time.Duration) measured.Series {
+// series counts the decisions in [0, horizonMs) from the origin (every
+// one from 0 on when horizonMs is 0), in windows of window: where the
+// simulator counts an attempt (it decides on arrival). A handshake
+// admitted and then dropped or served in vain is an admission decision
+// all the same, as in the simulator.
+func (d gatewayDecisions) series(window time.Duration, horizonMs float64) measured.Series {
 	s := measured.Series{ClockSkewMs: d.skewMs, ClockSlackMs: d.slackMs}
 	windowMs := ms(window)
-	for _, c := range d.claims {
-		if c.DecidedMs >= 0 {
-			s.Add(int(c.DecidedMs/windowMs), true)
+	add := func(at float64, admitted bool) {
+		if at >= 0 && (horizonMs == 0 || at < horizonMs) {
+			s.Add(int(at/windowMs), admitted)
 		}
 	}
+	for _, c := range d.claims {
+		add(c.DecidedMs, true)
+	}
+	for _, a := range d.abandonedMs {
+		add(a, true)
+	}
 	for _, r := range d.rejectsMs {
-		if r >= 0 {
-			s.Add(int(r/windowMs), false)
-		}
+		add(r, false)
 	}
 	s.Finish()
 	return s
@@ -139,12 +153,13 @@ func skew(offsets []time.Time, earliest time.Time) float64 {
 	return d[min(4, len(d)-1)]
 }
 
-// admitTimes are the admission decisions of a gateway's admitted lines
-// (their token_ms, on its own monotonic clock), sorted.
+// admitTimes are the admission decisions of a gateway (the token_ms of
+// its admitted, claim_wasted and abandoned lines, on its own monotonic
+// clock: every token it gave), sorted.
 func admitTimes(lines []logLine) ([]time.Duration, error) {
 	var out []time.Duration
 	for _, l := range lines {
-		if l.Msg != logline.Admitted {
+		if l.Msg != logline.Admitted && l.Msg != logline.ClaimWasted && l.Msg != logline.Abandoned {
 			continue
 		}
 		v, err := l.num(logline.KeyTokenMs)

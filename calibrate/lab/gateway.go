@@ -31,7 +31,9 @@ type gatewaySpec struct {
 	Ping, Idle time.Duration
 	Admission  models.AdmissionSpec // token_bucket or unlimited
 	DrainGrace time.Duration
-	DBConns    int // handshake pool size
+	Abandoned  models.Abandoned // --abandoned
+	MaxQueue   int              // --max-claims-inflight; 0 = none
+	DBConns    int              // handshake pool size
 	DBURL      string
 	Schema     string
 	LogPath    string // the process's raw JSON log (stderr)
@@ -51,6 +53,7 @@ func (s gatewaySpec) args() ([]string, error) {
 		"--lease", s.Lease.String(), "--ping", s.Ping.String(), "--idle", s.Idle.String(),
 		"--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(burst),
 		"--retry-after", s.Admission.RetryAfter.String(), "--drain-grace", s.DrainGrace.String(),
+		"--abandoned", string(s.Abandoned), "--max-claims-inflight", strconv.Itoa(s.MaxQueue),
 		"--db-conns", strconv.Itoa(s.DBConns), "--log-rejections", "each"}, nil
 }
 

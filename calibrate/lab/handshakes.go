@@ -98,3 +98,21 @@ func attachDecisions(hs []measured.Handshake, d gatewayDecisions) {
 		}
 	}
 }
+
+// markLate marks as wasted the admitted claims whose client gave up before
+// its hello arrived (the attempt timed out after the gateway's 101): the
+// work was done for a client that had gone, as the simulator counts an
+// answer that reaches its client too late.
+func markLate(claims []measured.Claim, events []client.Event) {
+	late := map[attemptKey]bool{}
+	for _, ev := range events {
+		if ev.Kind == client.EventAttempt && ev.TimedOut {
+			late[attemptKey{ev.Device, ev.DeviceAttempt}] = true
+		}
+	}
+	for i := range claims {
+		if late[attemptKey{claims[i].Device, claims[i].Attempt}] {
+			claims[i].Wasted = true
+		}
+	}
+}

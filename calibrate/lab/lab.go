@@ -177,7 +177,7 @@ func (r *labRun) close() error {
 func (r *labRun) startGateway(ctx context.Context, id string, adm models.AdmissionSpec) (*gatewayProc, error) {
 	p := r.plan
 	g, err := startGateway(ctx, r.lab.GatewayBin, gatewaySpec{ID: id, Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: adm,
-		DrainGrace: p.DrainGrace, DBConns: gatewayDBConns, DBURL: r.lab.DatabaseURL, Schema: r.schema,
+		DrainGrace: p.DrainGrace, Abandoned: p.Abandoned, MaxQueue: p.MaxQueue, DBConns: gatewayDBConns, DBURL: r.lab.DatabaseURL, Schema: r.schema,
 		LogPath: filepath.Join(r.logDir, id+".log")})
 	if err == nil {
 		r.procs = append(r.procs, g)
@@ -220,11 +220,22 @@ func (r *labRun) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The clients were connected long before the crash: their first
+	// connect does not give up at the storm's timeout (with a timeout
+	// shorter than the first wave's claims, the start would be a storm
+	// that never ends of its own).
+	patient := p.Policy
+	patient.Timeout = 0
+	startBackoff, err := policies.New(patient)
+	if err != nil {
+		return err
+	}
 	writeMarker(r.lab.Record, runMarker{Event: "run", Client: -1, Run: r.res.Run, Seed: r.res.Seed, Schema: r.schema})
 	r.storm, err = storm.Start(ctx, storm.Config{
 		Clients:  p.Clients,
 		Gateways: []string{r.gwA.url()},
 		Client: client.Config{Seed: r.res.Seed, Conversations: []string{labConversation},
+			Start: client.Reconnect{Backoff: startBackoff},
 			Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
 			Drain: client.Reconnect{Backoff: drainBackoff, InitialJitter: p.Jitter}},
 		StartSpread: time.Duration(p.Clients) * time.Millisecond,
@@ -265,17 +276,28 @@ func (r *labRun) crash(ctx context.Context) error {
 	own := []cpuClock{selfClock, r.gwA.cpuTicks, r.gwB.cpuTicks}
 	r.load.stormStarts(own)
 	var err error
-	r.res.Crash, err = r.storm.Observe(ctx, "crash", func(context.Context) error {
+	r.res.Crash, err = r.storm.ObserveUntil(ctx, "crash", func(context.Context) error {
 		err := r.gwA.signal(syscall.SIGKILL)
 		r.mark(GatewayFailed, "sigkill")
 		return err
-	})
+	}, r.plan.Horizon)
 	r.load.stormSettled(own)
 	r.res.Load = r.load.load
 	if err != nil {
 		return err
 	}
 	r.crashFrom = r.storm.T0().Add(durationOfMs(r.res.Crash.StartMs))
+	if !r.res.Crash.AllReconnected {
+		// Cut by the horizon: the clients stop here, as the simulated ones
+		// do, and the storm's measurements follow from what came before.
+		if err := r.storm.Close(); err != nil {
+			return err
+		}
+		r.mark("clients", "stopped at the horizon")
+		r.progress("crash storm cut at the horizon %v: %d attempts, %d of %d clients back", r.plan.Horizon,
+			r.res.Crash.Attempts, r.res.Crash.Reconnected, r.plan.Clients)
+		return nil
+	}
 	r.progress("crash storm settled: %d attempts, last client back after %.0f ms", r.res.Crash.Attempts, r.res.Crash.ConvergenceMs)
 	return nil
 }
@@ -285,6 +307,9 @@ func (r *labRun) crash(ctx context.Context) error {
 func (r *labRun) measureCrash(ctx context.Context) error {
 	res, p := r.res, r.plan
 	events := r.storm.Events()
+	if p.Horizon > 0 {
+		events = storm.Before(events, r.crashFrom.Add(p.Horizon))
+	}
 	var notice []float64
 	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
 	res.NoticeMs = measured.NearestRank(notice)
@@ -316,8 +341,15 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res.Decisions, res.Claims, res.RejectsMs = dec.series(p.Window), dec.claims, dec.rejectsMs
+	markLate(dec.claims, events)
+	horizonMs := ms(p.Horizon)
+	res.Decisions, res.Claims, res.RejectsMs = dec.series(p.Window, horizonMs), dec.claims, dec.rejectsMs
 	attachDecisions(res.Handshakes, dec)
+	if p.Horizon > 0 {
+		res.Outcome = outcomeOf(res.Crash, dec.claims, dec.abandonedMs, horizonMs, ms(p.Window))
+		r.progress("outcome at the horizon: %s (%d useful and %d wasted claims, %d timeouts)", res.Outcome.Outcome,
+			res.Outcome.Useful, res.Outcome.Wasted, res.Outcome.TimedOut)
+	}
 	res.RoutesOnSurvivor, err = r.clientRoutes(ctx, GatewaySurvivor)
 	return err
 }
@@ -328,6 +360,9 @@ func (r *labRun) drain(ctx context.Context) error {
 	p := r.plan
 	if !p.WithDrain {
 		return nil
+	}
+	if !r.res.Crash.AllReconnected {
+		return fmt.Errorf("the crash storm did not end by the horizon %v: there is no drain to run after it (remove then_drain)", p.Horizon)
 	}
 	gwC, err := r.startGateway(ctx, GatewayDrainDest, p.DrainAdmission)
 	if err != nil {

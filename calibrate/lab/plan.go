@@ -37,6 +37,16 @@ type Plan struct {
 	DrainGrace        time.Duration
 	WithDrain         bool
 
+	// Horizon, when > 0, ends the crash storm's observation at the
+	// scenario's horizon whether or not every client is back: a storm
+	// that never ends is measured up to where the simulator stops.
+	Horizon time.Duration
+	// Abandoned and MaxQueue are gw-b's --abandoned and
+	// --max-claims-inflight: the scenario's capacity.abandoned (serve when
+	// unset, the model's default) and capacity.max_queue.
+	Abandoned models.Abandoned
+	MaxQueue  int
+
 	ReclaimLo, ReclaimHi time.Duration // the analytic reclaim bound
 	AcceptBound          float64       // most admissions gw-b can make in one window (+Inf: unlimited)
 }
@@ -67,6 +77,16 @@ func NewPlan(s *sim.Scenario, policy policies.Spec) (Plan, error) {
 		if d.Admission != nil {
 			p.DrainAdmission = *d.Admission
 		}
+	}
+	if s.Horizon > 0 || s.TracksOutcome() {
+		p.Horizon = s.EffectiveHorizon()
+	}
+	p.Abandoned = models.AbandonedServe
+	if c := s.Capacity; c != nil {
+		if c.Abandoned != "" {
+			p.Abandoned = c.Abandoned
+		}
+		p.MaxQueue = c.MaxQueue
 	}
 	if p.DrainGrace == 0 {
 		p.DrainGrace = models.DefaultDrainGrace

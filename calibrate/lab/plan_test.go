@@ -9,6 +9,7 @@ import (
 	"stormsim/calibrate/measured"
 	"stormsim/config"
 	"stormsim/gateway/storm"
+	"stormsim/models"
 )
 
 func loadLab(t *testing.T, sets ...string) Plan {
@@ -31,15 +32,16 @@ func TestPlanSeedLab(t *testing.T) {
 	p := loadLab(t)
 	if p.Lease != 1500*time.Millisecond || p.Ping != 500*time.Millisecond || p.Idle != 3000*time.Millisecond ||
 		p.AcceptBound != 20 || p.ReclaimLo != time.Second || p.ReclaimHi != 2*time.Second ||
-		!p.WithDrain || p.DrainAdmission.Kind != "unlimited" || p.Admission.Rate != 40 || p.Jitter != 100*time.Millisecond {
+		!p.WithDrain || p.DrainAdmission.Kind != "unlimited" || p.Admission.Rate != 40 || p.Jitter != 100*time.Millisecond ||
+		p.Horizon != 0 || p.Abandoned != models.AbandonedServe || p.MaxQueue != 0 {
 		t.Errorf("plan = %+v", p)
 	}
 	args, err := gatewaySpec{ID: "gw-b", Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: p.Admission,
-		DrainGrace: p.DrainGrace, DBConns: 8, Schema: "s"}.args()
+		DrainGrace: p.DrainGrace, Abandoned: p.Abandoned, MaxQueue: p.MaxQueue, DBConns: 8, Schema: "s"}.args()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --db-conns 8 --log-rejections each"
+	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --abandoned serve --max-claims-inflight 0 --db-conns 8 --log-rejections each"
 	if got := strings.Join(args, " "); got != want {
 		t.Errorf("args = %s\nwant   %s", got, want)
 	}

@@ -43,6 +43,11 @@ type Run struct {
 
 	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
 
+	// Outcome is how the crash storm ended at the scenario's horizon; nil
+	// when the scenario has none (the storm was watched until everyone was
+	// back).
+	Outcome *Outcome `json:"outcome,omitempty"`
+
 	// Handshakes are the crash storm's answered attempts; Claims the
 	// survivor's admitted handshakes and RejectsMs its 429 decisions: the
 	// fit's input.
@@ -90,14 +95,43 @@ func (h Handshake) DecidedMs() (float64, bool) {
 	return h.SentMs + *h.OutMs, true
 }
 
-// Claim is one admitted handshake seen by the survivor: its admission
-// decision and its admitted line (written after the route claim and the
-// upgrade).
+// Claim is one route claim of the survivor: its admission decision and
+// its admitted line (written after the route claim and the upgrade), or,
+// for a wasted claim, its claim_wasted line (written when the claim
+// completed after its client had gone). An admitted claim whose client
+// gave up before its hello arrived is wasted too.
 type Claim struct {
 	Device    string  `json:"device"`
 	Attempt   int64   `json:"attempt"` // the device's attempt counter
 	DecidedMs float64 `json:"decided_ms"`
 	DoneMs    float64 `json:"done_ms"`
+	Wasted    bool    `json:"wasted,omitempty"`
+}
+
+// Outcome is how a real storm ended at its horizon, by the simulator's
+// rule (sim.OutcomeResult): converged when every client was back before
+// the horizon; metastable when not, and over the last tenth of the horizon
+// the survivor always had claims in hand (decided and not yet done: a
+// server that works whenever it has work is then busy) and fewer than 10 %
+// of the claims it finished there were useful; unfinished otherwise.
+// Counts are of what happened before the horizon.
+type Outcome struct {
+	Outcome    string  `json:"outcome"` // converged, metastable or unfinished
+	Converged  bool    `json:"converged"`
+	Metastable bool    `json:"metastable"`
+	HorizonMs  float64 `json:"horizon_ms"`
+	Connected  int64   `json:"connected"`   // clients back by the horizon
+	TimedOut   int64   `json:"timed_out"`   // attempts the clients gave up on at their timeout
+	Useful     int64   `json:"useful"`      // claims done for a client that was still there (admitted lines)
+	Wasted     int64   `json:"wasted"`      // claims done after their client had gone (claim_wasted lines)
+	Skipped    int64   `json:"skipped"`     // handshakes dropped unclaimed, their client gone (abandoned lines)
+	Shed       int64   `json:"shed"`        // answered 503 at once for a full claim queue (client side)
+	TailBusy   float64 `json:"tail_busy"`   // fraction of the last tenth with claims in hand
+	TailUseful float64 `json:"tail_useful"` // useful fraction of the claims done in the last tenth
+	// Goodput and Wasted count useful and wasted claims per window, by
+	// when they were done: the simulator's series of the same names.
+	GoodputSeries []int64 `json:"goodput"`
+	WastedSeries  []int64 `json:"wasted_series"`
 }
 
 // Drain is the drain of the survivor to a fresh gateway.

@@ -32,8 +32,9 @@ type Frame struct {
 // WriteCharts draws into dir: the plots package's overlay of the real runs
 // and each model (attempts per window, connected fraction, work against
 // time, reclaim time against the simulated distribution), and for attempts
-// and accepts per window the real series over the first model's spread
-// and 95% band, the other models' means beside it. It returns the paths
+// and accepts per window (and goodput and wasted claims, with a horizon)
+// the real series over the first model's spread and 95% band, the other
+// models' means beside it. It returns the paths
 // written.
 func (rep *Report) WriteCharts(dir string, f Frame) ([]string, error) {
 	if len(rep.Simulations) == 0 {
@@ -52,7 +53,7 @@ func (rep *Report) WriteCharts(dir string, f Frame) ([]string, error) {
 	}
 	first := rep.Simulations[0]
 	for _, c := range first.Series {
-		if c.Pass == nil {
+		if c.Pass == nil && !outcomeSeries[c.Series] {
 			continue
 		}
 		paths, err := bandChart(dir, rep, first, c)
@@ -63,6 +64,10 @@ func (rep *Report) WriteCharts(dir string, f Frame) ([]string, error) {
 	}
 	return written, nil
 }
+
+// outcomeSeries are the series of a storm with a horizon, drawn as bands
+// whether or not their windows are checked.
+var outcomeSeries = map[string]bool{"goodput": true, "wasted": true}
 
 // realPlotRun is the real runs' mean series as a plots.Run.
 func realPlotRun(rep *Report, f Frame) plots.Run {
@@ -80,6 +85,10 @@ func realPlotRun(rep *Report, f Frame) plots.Run {
 			ps.AttemptsPerWindow = c.Real
 		case "accepts":
 			ps.AcceptsPerWindow = c.Real
+		case "goodput":
+			ps.GoodputPerWindow = c.Real
+		case "wasted":
+			ps.WastedPerWindow = c.Real
 		}
 	}
 	ps.ConvergenceMs, ps.ConnectP99Ms = stat.Mean(convergence, nil), stat.Mean(p99, nil)
@@ -111,6 +120,10 @@ func simPlotRun(rep *Report, f Frame, sm Simulation, withReclaim bool) plots.Run
 			ps.AttemptsPerWindow = c.SimMean
 		case "accepts":
 			ps.AcceptsPerWindow = c.SimMean
+		case "goodput":
+			ps.GoodputPerWindow = c.SimMean
+		case "wasted":
+			ps.WastedPerWindow = c.SimMean
 		}
 	}
 	var attempts, convergence, p99, reclaims []float64

@@ -68,6 +68,10 @@ type Report struct {
 	Replaced []*measured.Run  `json:"replaced,omitempty"`
 	Checks   []measured.Check `json:"checks"`
 	Fit      fit.Fit          `json:"fit"`
+	// FitError says why the runs could not be fitted, when a predicted
+	// model (--model) stood in: there is then no calibrated or pooled
+	// model, and Fit holds only the sections that could be measured.
+	FitError string `json:"fit_error,omitempty"`
 	// CalibratedConfig is the scenario with the calibrated model's sections,
 	// in the config's own keys (also written to calibrated.yaml).
 	CalibratedConfig json.RawMessage `json:"calibrated_config"`
@@ -87,11 +91,18 @@ type Simulation struct {
 	// Runs, for the calibrated model, are the real runs Sections were
 	// fitted on, each alone: a run that cannot be fitted alone is not
 	// among them (Fit.Runs says why).
-	Runs         []int                      `json:"runs,omitempty"`
+	Runs []int `json:"runs,omitempty"`
+	// Borrowed, for a calibrated model of runs that could not be fitted
+	// whole (Report.FitError), names the sections it takes from the
+	// predicted model; its capacity is measured on each run.
+	Borrowed     string                     `json:"borrowed,omitempty"`
 	Replications int                        `json:"replications"`
 	FirstSeed    uint64                     `json:"first_seed"`
 	Metrics      []compare.MetricComparison `json:"metrics"`
 	Series       []compare.SeriesComparison `json:"series"`
+	// Outcome, for a storm with a horizon, is how the real runs and the
+	// replications ended.
+	Outcome *compare.OutcomeComparison `json:"outcome,omitempty"`
 
 	Results []sim.Result `json:"-"` // the replications, for the charts
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"stormsim/calibrate/compare"
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
 	"stormsim/internal/safetext"
@@ -25,16 +26,37 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	r.writeRuns(b)
 	r.writeChecks(b)
-	writeFit(b, &r.Fit, len(r.Real))
+	if r.FitError != "" {
+		fmt.Fprintf(b, "\nnot fitted on these runs: %s\n", safetext.Terminal(r.FitError))
+		if r.Fit.Claims.Gaps > 0 {
+			fmt.Fprintf(b, "  measured   claims %.1f/s (mean claim gap while claims waited %s, %d gaps)\n",
+				r.Fit.Claims.AdmitPerS, fmtMs(r.Fit.Claims.GapMs), r.Fit.Claims.Gaps)
+		}
+	} else {
+		writeFit(b, &r.Fit, len(r.Real))
+	}
 	for _, sm := range r.Simulations {
 		writeSimulation(b, sm)
 	}
-	fmt.Fprintln(b, "\nmodels compared (attempts and time to all reconnected: sim mean vs real mean; series: windows inside the spread)")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tattempts\tlast reconnect\tattempts/window\taccepts/window\t")
-	for _, sm := range r.Simulations {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Role, metricErr(sm, "attempts"), metricErr(sm, "convergence_ms"),
-			seriesInside(sm, "attempts"), seriesInside(sm, "accepts"))
+	if compare.Converged(r.Real) {
+		fmt.Fprintln(b, "\nmodels compared (attempts and time to all reconnected: sim mean vs real mean; series: windows inside the spread)")
+		fmt.Fprintln(tw, "model\tattempts\tlast reconnect\tattempts/window\taccepts/window\t")
+		for _, sm := range r.Simulations {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Role, metricErr(sm, "attempts"), metricErr(sm, "convergence_ms"),
+				seriesInside(sm, "attempts"), seriesInside(sm, "accepts"))
+		}
+	} else {
+		fmt.Fprintln(b, "\nmodels compared over the horizon (a real storm did not end: its outcome and its rates, sim mean vs real mean)")
+		fmt.Fprintln(tw, "model\toutcome (real; sim)\tuseful claims/s\twasted claims/s\tattempts/s\t")
+		for _, sm := range r.Simulations {
+			outcome := "-"
+			if o := sm.Outcome; o != nil {
+				outcome = o.Agreement(string(sm.Role)).Observed
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Role, outcome, metricVs(sm, "useful_per_s"),
+				metricVs(sm, "wasted_per_s"), metricVs(sm, "attempts_per_s"))
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(b, "\nagreement")
@@ -229,6 +251,16 @@ func metricErr(sm Simulation, metric string) string {
 	for _, m := range sm.Metrics {
 		if m.Metric == metric {
 			return fmtRel(m.RelError)
+		}
+	}
+	return "-"
+}
+
+// metricVs is "sim vs real (relative error)" for a metric.
+func metricVs(sm Simulation, metric string) string {
+	for _, m := range sm.Metrics {
+		if m.Metric == metric {
+			return fmt.Sprintf("%.0f vs %.0f (%s)", m.SimMean, m.Real, fmtRel(m.RelError))
 		}
 	}
 	return "-"
