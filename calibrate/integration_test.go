@@ -205,27 +205,9 @@ func calibrateShort(t *testing.T, url, out string, sets []string, model string, 
 	if model != "" {
 		args = append(args, "--model", model)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, stormsimBinary(t), args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // lets it stop its gateways
-	cmd.WaitDelay = 10 * time.Second
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	rep, stdout, stderr, err := runCalibrate(t, out, args)
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: a check or agreement failed, judged below
-		t.Fatalf("stormsim calibrate: %v\n%s", err, stderr.String())
-	}
-	t.Log("\n" + stdout.String())
-	var rep report.Report
-	data, err := os.ReadFile(filepath.Join(out, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Real) != 1 || len(rep.Simulations) == 0 {
-		t.Fatalf("%s unreadable: %v", ReportFile, err)
-	}
+	errors.As(err, &exit)
 	for _, c := range rep.Checks {
 		if !c.Pass {
 			t.Errorf("lab check %q: expected %s, observed %s", c.Name, c.Expected, c.Observed)
@@ -254,6 +236,35 @@ func calibrateShort(t *testing.T, url, out string, sets []string, model string, 
 		return &rep, nil
 	}
 	return &rep, misses(rep, role)
+}
+
+// runCalibrate runs stormsim with args, a calibration into out, and
+// returns its report, its output and its error: nil, or an exit 1 (a check
+// or an agreement failed, for the caller to judge); anything else fails
+// the test.
+func runCalibrate(t *testing.T, out string, args []string) (rep report.Report, stdout, stderr *strings.Builder, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, stormsimBinary(t), args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // lets it stop its gateways
+	cmd.WaitDelay = 10 * time.Second
+	stdout, stderr = &strings.Builder{}, &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		t.Fatalf("stormsim calibrate: %v\n%s", err, stderr.String())
+	}
+	t.Log("\n" + stdout.String())
+	data, rerr := os.ReadFile(filepath.Join(out, ReportFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if jerr := json.Unmarshal(data, &rep); jerr != nil || len(rep.Real) != 1 || len(rep.Simulations) == 0 {
+		t.Fatalf("%s unreadable: %v", ReportFile, jerr)
+	}
+	return rep, stdout, stderr, err
 }
 
 // misses are role's missed agreements in rep (see shortReps).
