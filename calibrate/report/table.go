@@ -29,8 +29,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.FitError != "" {
 		fmt.Fprintf(b, "\nnot fitted on these runs: %s\n", safetext.Terminal(r.FitError))
 		if r.Fit.Claims.Gaps > 0 {
-			fmt.Fprintf(b, "  measured   claims %.1f/s (mean claim gap while claims waited %s, %d gaps)\n",
-				r.Fit.Claims.AdmitPerS, fmtMs(r.Fit.Claims.GapMs), r.Fit.Claims.Gaps)
+			c := r.Fit.Claims
+			fmt.Fprintf(b, "  measured   useful claims %.1f/s (mean gap while claims waited %s, %d gaps); wasted claims %.1f/s (%s, %d gaps)\n",
+				c.AdmitPerS, fmtMs(c.GapMs), c.Gaps, c.WastedPerS, fmtMs(c.WastedGapMs), c.WastedGaps)
 		}
 	} else {
 		writeFit(b, &r.Fit, len(r.Real))
@@ -96,8 +97,12 @@ func (r *Report) writeRuns(b *strings.Builder) {
 			model = []string{fmt.Sprintf("%.0f", m.Capacity.AdmitPerS), fmt.Sprintf("%.0f", m.Capacity.DecidePerS),
 				m.Detection.Delay.Value.String(), m.Network.SharedEvery.String()}
 		}
+		lastBack := fmtMs(run.Crash.ConvergenceMs)
+		if o := run.Outcome; o != nil && !o.Converged {
+			lastBack = fmt.Sprintf("%s: %d of %d back by %s", o.Outcome, o.Connected, run.Crash.Clients, fmtMs(o.HorizonMs))
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", run.Run, run.Seed, l.Average1m,
-			load[0], load[1], load[2], load[3], run.Crash.Attempts, fmtMs(run.Crash.ConvergenceMs),
+			load[0], load[1], load[2], load[3], run.Crash.Attempts, lastBack,
 			model[0], model[1], model[2], model[3], note)
 	}
 	for _, run := range r.Real {
@@ -150,6 +155,10 @@ func writeFit(b *strings.Builder, f *fit.Fit, runs int) {
 		m.Capacity.AdmitPerS, fmtMs(f.Claims.GapMs), f.Claims.Gaps, m.Capacity.DecidePerS, waveList(f.FirstWave, func(w fit.WaveRun) string {
 			return fmt.Sprintf("%.0f (wave %.0f, backlog %.0f)", w.DecidePerS, w.WavePerS, w.BacklogPerS)
 		}))
+	if f.Claims.WastedGaps > 0 {
+		fmt.Fprintf(b, "             wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)\n",
+			f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps)
+	}
 	fmt.Fprintf(b, "  first wave detection %s after the kill (per run: onset %s)\n", describeDist(m.Detection.Delay),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) }))
 	l := f.Legs
