@@ -156,3 +156,33 @@ func TestLabChecks(t *testing.T) {
 		t.Error("token bucket without a bound")
 	}
 }
+
+// TestPlanMetastableLab: the metastable lab's storm is watched to its
+// horizon, and its survivor runs as the scenario's capacity says: skip
+// here, with a queue bound when one is set; serve (the model's default)
+// when capacity.abandoned is unset; no horizon, as before, for a scenario
+// without timeouts.
+func TestPlanMetastableLab(t *testing.T) {
+	plan := func(sets ...string) Plan {
+		t.Helper()
+		s, err := config.Load("../../configs/metastable-lab-skip.yaml", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(s, s.Policies[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := plan("capacity.max_queue=300"); p.Horizon != 10*time.Second || p.Abandoned != models.AbandonedSkip || p.MaxQueue != 300 ||
+		p.Policy.Timeout != 500*time.Millisecond {
+		t.Errorf("skip: horizon %v, abandoned %q, max queue %d, timeout %v", p.Horizon, p.Abandoned, p.MaxQueue, p.Policy.Timeout)
+	}
+	if p := plan(`capacity={admit_per_s: 1000}`); p.Abandoned != models.AbandonedServe {
+		t.Errorf("unset: abandoned %q, want serve", p.Abandoned)
+	}
+	if p := plan("horizon=0s"); p.Horizon != time.Hour {
+		t.Errorf("a timeout without a horizon: %v, want the simulator's default 1h", p.Horizon)
+	}
+}
