@@ -14,7 +14,13 @@ import (
 
 func loadLab(t *testing.T, sets ...string) Plan {
 	t.Helper()
-	s, err := config.Load("../../configs/seed-lab.yaml", sets)
+	return loadPlan(t, "seed-lab", sets...)
+}
+
+// loadPlan is the plan of configs/NAME.yaml changed by sets.
+func loadPlan(t *testing.T, name string, sets ...string) Plan {
+	t.Helper()
+	s, err := config.Load("../../configs/"+name+".yaml", sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,18 +169,7 @@ func TestLabChecks(t *testing.T) {
 // when capacity.abandoned is unset; no horizon, as before, for a scenario
 // without timeouts.
 func TestPlanMetastableLab(t *testing.T) {
-	plan := func(sets ...string) Plan {
-		t.Helper()
-		s, err := config.Load("../../configs/metastable-lab-skip.yaml", sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := NewPlan(s, s.Policies[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	plan := func(sets ...string) Plan { return loadPlan(t, "metastable-lab-skip", sets...) }
 	if p := plan("capacity.max_queue=300"); p.Horizon != 10*time.Second || p.Abandoned != models.AbandonedSkip || p.MaxQueue != 300 ||
 		p.Policy.Timeout != 500*time.Millisecond {
 		t.Errorf("skip: horizon %v, abandoned %q, max queue %d, timeout %v", p.Horizon, p.Abandoned, p.MaxQueue, p.Policy.Timeout)
