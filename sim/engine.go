@@ -136,7 +136,7 @@ func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
 func (e *engine[E]) run() {
 	st := e.st
 	if isPaid[E]() && e.minLook > 0 && runtime.GOMAXPROCS(0) > 1 {
-		e.ahead.start(st, e.minLook)
+		e.ahead.start(st, e.minLook, e.offBits)
 		defer e.ahead.stop()
 	}
 	if st.sameStart() {
@@ -239,13 +239,18 @@ func (e *engine[E]) processBucket() {
 		e.scratch[0] = make([]E, n, n+n/4)
 		e.scratch[1] = make([]E, n, n+n/4)
 	}
-	evs := sortBucket(b.chunks, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
+	var evs []E
+	if first, ok := e.ahead.sortedFor(e.cur); ok {
+		evs = e.mergeLater(b, any(first).([]E))
+	} else {
+		evs = sortBucket(b.chunks, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
+	}
 	e.free = append(e.free, b.chunks...)
 	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
 	e.ringCount -= n
 	if e.ahead.on {
 		next := &e.ring[(e.cur+1)&e.mask]
-		e.ahead.begin(next.chunks, next.n)
+		e.ahead.begin(e.cur+1, next.chunks, next.n)
 	}
 	base := time.Duration(e.cur) * e.width
 	i := 0
@@ -264,6 +269,23 @@ func (e *engine[E]) processBucket() {
 		e.pending--
 		e.attempt(te.t, te.client, te.attempts, te.pay, 0)
 	}
+}
+
+// mergeLater returns bucket b's events sorted, given its first
+// len(first) events sorted ahead of time: the events pushed since are
+// sorted here and merged in.
+func (e *engine[E]) mergeLater(b *bucket[E], first []E) []E {
+	n, k := b.n, len(first)
+	later := e.scratch[1][:n-k]
+	for i := k; i < n; {
+		ch := b.chunks[i/chunkLen]
+		i += copy(later[i-k:], ch.events[i%chunkLen:ch.n])
+	}
+	later = sortSlice(later, e.scratch[0][:n-k], e.offBits)
+	if len(later) > 0 && &later[0] == &e.scratch[0][0] { // sorted into the other scratch: merge into this one
+		return mergeSorted(e.scratch[1][:n], first, later)
+	}
+	return mergeSorted(e.scratch[0][:n], first, later)
 }
 
 // attempt is client c's handshake number attempts+1, arriving at time t

@@ -6,7 +6,8 @@ package sim
 // to another core. Draws are pure functions of (seed, client, attempt),
 // so a draw made ahead is the one the engine would make; events that
 // arrive in the bucket after the look began, or whose look found nothing,
-// are drawn when they run.
+// are drawn when they run. It then sorts the events it drew for, so that
+// the engine only sorts those that came later and merges the two.
 type lookahead struct {
 	on   bool
 	min  int // the smallest bucket worth handing over
@@ -15,6 +16,12 @@ type lookahead struct {
 	done chan struct{}
 	busy bool
 	next []lookJob // reused between looks
+
+	offBits int         // the engine's: how events are sorted
+	bucket  int64       // the ring bucket of the last look
+	n       int         // how many of its events it took
+	sorted  []paidEvent // those events sorted by time (read after wait)
+	scratch [2][]paidEvent
 }
 
 // lookJob is the first n events of one chunk.
@@ -29,27 +36,30 @@ const minLook = 64
 
 // start starts the drawing goroutine for st, to look at buckets of at
 // least min events.
-func (l *lookahead) start(st *storm, min int) {
-	l.on, l.st, l.min = true, st, min
+func (l *lookahead) start(st *storm, min, offBits int) {
+	l.on, l.st, l.min, l.offBits = true, st, min, offBits
 	l.jobs, l.done = make(chan []lookJob), make(chan struct{})
 	go func() {
 		for jobs := range l.jobs {
+			k := 0
 			for _, j := range jobs {
 				for i := range j.ch.events[:j.n] {
 					ev := &j.ch.events[i]
 					ev.ahead = st.aheadRTT(ev.client, ev.attempts)
 				}
+				k += copy(l.scratch[0][k:], j.ch.events[:j.n])
 			}
+			l.sorted = sortSlice(l.scratch[0][:k], l.scratch[1][:k], l.offBits)
 			l.done <- struct{}{}
 		}
 	}()
 }
 
-// begin starts drawing for the n events now in chunks (a bucket of the
-// engine's kind, which is paidEvent whenever the lookahead is on). The
-// engine goes on appending to the bucket's last chunk meanwhile, beyond
-// the events handed over.
-func (l *lookahead) begin(chunks any, n int) {
+// begin starts drawing for the n events now in ring bucket bi's chunks (a
+// bucket of the engine's kind, which is paidEvent whenever the lookahead
+// is on). The engine goes on appending to the bucket's last chunk
+// meanwhile, beyond the events handed over.
+func (l *lookahead) begin(bi int64, chunks any, n int) {
 	if !l.on || n < l.min {
 		return
 	}
@@ -57,8 +67,20 @@ func (l *lookahead) begin(chunks any, n int) {
 	for _, ch := range chunks.([]*chunk[paidEvent]) {
 		l.next = append(l.next, lookJob{ch: ch, n: ch.n})
 	}
-	l.busy = true
+	if cap(l.scratch[0]) < n {
+		l.scratch[0], l.scratch[1] = make([]paidEvent, n, n+n/4), make([]paidEvent, n, n+n/4)
+	}
+	l.bucket, l.n, l.busy = bi, n, true
 	l.jobs <- l.next
+}
+
+// sortedFor returns the sorted events of the last look if it was at ring
+// bucket bi and is done, with how many of the bucket's events they are.
+func (l *lookahead) sortedFor(bi int64) ([]paidEvent, bool) {
+	if !l.on || l.n == 0 || l.bucket != bi {
+		return nil, false
+	}
+	return l.sorted, true
 }
 
 // wait returns when the draws begun last are made, and their events may

@@ -213,6 +213,63 @@ func sortBucket[E wheelEvent](chunks []*chunk[E], a, b []E, offBits int) []E {
 	return a
 }
 
+// sortSlice returns a sorted by off, equal offsets kept in their order: the
+// passes of sortBucket over a flat slice; b is scratch of a's length.
+func sortSlice[E wheelEvent](a, b []E, offBits int) []E {
+	n := len(a)
+	passes := (offBits + maxDigitBits - 1) / maxDigitBits
+	if n < 64 || passes == 0 {
+		for i := 1; i < n; i++ { // insertion sort: stable
+			for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
+				a[j], a[j-1] = a[j-1], a[j]
+			}
+		}
+		return a
+	}
+	digit := uint((offBits + passes - 1) / passes)
+	mask := uint32(1)<<digit - 1
+	var count [1 << maxDigitBits]int
+	for pass := 0; pass < passes; pass++ {
+		shift := uint(pass) * digit
+		clear(count[:mask+1])
+		for i := range a {
+			count[(head(&a[i]).off>>shift)&mask]++
+		}
+		if count[(head(&a[0]).off>>shift)&mask] == n {
+			continue // every offset shares this digit
+		}
+		prefixSums(count[:mask+1])
+		for i := range a {
+			d := (head(&a[i]).off >> shift) & mask
+			b[count[d]] = a[i]
+			count[d]++
+		}
+		a, b = b, a
+	}
+	return a
+}
+
+// mergeSorted merges two slices sorted by off into out (of their joint
+// length): on equal offsets first's events come first, so merging a
+// bucket's sorted first events with its sorted later ones keeps push order
+// among equals, as sorting the whole bucket would.
+func mergeSorted[E wheelEvent](out, first, later []E) []E {
+	i, j, k := 0, 0, 0
+	for i < len(first) && j < len(later) {
+		if head(&later[j]).off < head(&first[i]).off {
+			out[k] = later[j]
+			j++
+		} else {
+			out[k] = first[i]
+			i++
+		}
+		k++
+	}
+	k += copy(out[k:], first[i:])
+	copy(out[k:], later[j:])
+	return out
+}
+
 // maxDigitBits bounds a radix digit: 256 destinations keep the scatter
 // within cache even for buckets of a million events.
 const maxDigitBits = 8

@@ -30,6 +30,16 @@ func FuzzSortBucket(f *testing.F) {
 		if !slices.Equal(gotPaid, want) {
 			t.Fatalf("paid events: got %v\nwant %v", gotPaid, want)
 		}
+		// As the lookahead does: the first events sorted on their own,
+		// the later ones on theirs, then merged.
+		if len(events) > 0 {
+			k := int(bits) * len(events) / 255
+			first := sortSlice(slices.Clone(events[:k]), make([]paidEvent, k), offBits)
+			later := sortSlice(slices.Clone(events[k:]), make([]paidEvent, len(events)-k), offBits)
+			if got := mergeSorted(make([]paidEvent, len(events)), first, later); !slices.Equal(got, want) {
+				t.Fatalf("split at %d, sorted and merged: got %v\nwant %v", k, got, want)
+			}
+		}
 		plain := make([]event, len(events))
 		for i := range events {
 			plain[i] = events[i].event
