@@ -41,21 +41,39 @@ type metricDef struct {
 	tolerance  float64 // agreement check on the relative error; 0 = reported only
 	real       func(*measured.Run) (float64, bool)
 	sim        func(*sim.Result) (float64, bool)
-	// cut, when set, says the tolerance applies only when cut is the
-	// truth of "a horizon cut some real run" (Converged).
-	cut *bool
+	when       checkWhen // which storms the tolerance applies to
 	// someSim says the metric is compared over the replications that have
 	// it, when more than half do (the time to all reconnected of a model
 	// whose storm sometimes does not end: the outcome says how often).
 	someSim bool
 }
 
-func always(v float64) (float64, bool) { return v, true }
+// checkWhen says which storms a metric's tolerance applies to.
+type checkWhen uint8
 
-var (
-	whenEnded = new(bool)
-	whenCut   = func() *bool { t := true; return &t }()
+const (
+	always checkWhen = iota // every storm
+	ended                   // storms whose real runs all ended (Converged)
+	cut                     // storms a horizon cut in some real run
 )
+
+// applies reports whether the tolerance applies to runs.
+func (w checkWhen) applies(runs []*measured.Run) bool {
+	switch w {
+	case ended:
+		return Converged(runs)
+	case cut:
+		return !Converged(runs)
+	}
+	return true
+}
+
+// scalar is a metric every run and every replication has.
+func scalar(name, unit string, tolerance float64, real func(*measured.Run) float64, simulated func(*sim.Result) float64) metricDef {
+	return metricDef{name: name, unit: unit, tolerance: tolerance,
+		real: func(r *measured.Run) (float64, bool) { return real(r), true },
+		sim:  func(s *sim.Result) (float64, bool) { return simulated(s), true }}
+}
 
 // rate is a count per second over the horizon of a storm that has one.
 func rate(count func(*measured.Run, *measured.Outcome) float64, simCount func(*sim.Result) float64) (func(*measured.Run) (float64, bool), func(*sim.Result) (float64, bool)) {
@@ -74,7 +92,7 @@ func rate(count func(*measured.Run, *measured.Outcome) float64, simCount func(*s
 
 func rateDef(name string, count func(*measured.Run, *measured.Outcome) float64, simCount func(*sim.Result) float64) metricDef {
 	real, simulated := rate(count, simCount)
-	return metricDef{name: name, unit: "per_s", tolerance: RateTolerance, real: real, sim: simulated, cut: whenCut}
+	return metricDef{name: name, unit: "per_s", tolerance: RateTolerance, real: real, sim: simulated, when: cut}
 }
 
 // outcomeCount is a count of a storm's outcome, absent without one.
@@ -113,9 +131,12 @@ func sum(v []int64) (n int64) {
 }
 
 var metricDefs = []metricDef{
-	{"attempts", "count", AttemptsTolerance,
-		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Attempts)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.Attempts)) }, whenEnded, false},
+	func() metricDef {
+		m := scalar("attempts", "count", AttemptsTolerance, func(r *measured.Run) float64 { return float64(r.Crash.Attempts) },
+			func(s *sim.Result) float64 { return float64(s.Attempts) })
+		m.when = ended
+		return m
+	}(),
 	rateDef("useful_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Useful) },
 		func(s *sim.Result) float64 { return float64(sum(s.Series.Goodput)) }),
 	rateDef("wasted_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Wasted) },
@@ -126,37 +147,31 @@ var metricDefs = []metricDef{
 	outcomeCount("timed_out", func(o *measured.Outcome) int64 { return o.TimedOut }, func(o *sim.OutcomeResult) int64 { return o.TimedOut }),
 	outcomeCount("skipped", func(o *measured.Outcome) int64 { return o.Skipped }, func(o *sim.OutcomeResult) int64 { return o.Skipped }),
 	outcomeCount("shed", func(o *measured.Outcome) int64 { return o.Shed }, func(o *sim.OutcomeResult) int64 { return o.Shed }),
-	{"rejected", "count", 0,
-		func(r *measured.Run) (float64, bool) { return always(float64(r.Crash.Rejected)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.Rejected)) }, nil, false},
-	{"first_window_attempts", "count", 0,
-		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.FirstWindowAttempts)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.FirstWindowAttempts)) }, nil, false},
-	{"peak_attempts_per_window", "count", 0,
-		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAttemptsPerWindow)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAttemptsPerWindow)) }, nil, false},
-	{"peak_accepts_per_window", "count", 0,
-		func(r *measured.Run) (float64, bool) { return always(float64(r.Decisions.PeakAcceptsPerWindow)) },
-		func(s *sim.Result) (float64, bool) { return always(float64(s.PeakAcceptsPerWindow)) }, nil, false},
-	{"connect_ms.p50", "ms", 0,
-		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P50) },
-		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P50) }, nil, false},
-	{"connect_ms.p90", "ms", 0,
-		func(r *measured.Run) (float64, bool) { return always(r.Crash.ConnectMs.P90) },
-		func(s *sim.Result) (float64, bool) { return always(s.ConnectMs.P90) }, nil, false},
-	{"convergence_ms", "ms", ConvergenceTolerance,
-		func(r *measured.Run) (float64, bool) {
+	scalar("rejected", "count", 0, func(r *measured.Run) float64 { return float64(r.Crash.Rejected) },
+		func(s *sim.Result) float64 { return float64(s.Rejected) }),
+	scalar("first_window_attempts", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.FirstWindowAttempts) },
+		func(s *sim.Result) float64 { return float64(s.FirstWindowAttempts) }),
+	scalar("peak_attempts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAttemptsPerWindow) },
+		func(s *sim.Result) float64 { return float64(s.PeakAttemptsPerWindow) }),
+	scalar("peak_accepts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAcceptsPerWindow) },
+		func(s *sim.Result) float64 { return float64(s.PeakAcceptsPerWindow) }),
+	scalar("connect_ms.p50", "ms", 0, func(r *measured.Run) float64 { return r.Crash.ConnectMs.P50 },
+		func(s *sim.Result) float64 { return s.ConnectMs.P50 }),
+	scalar("connect_ms.p90", "ms", 0, func(r *measured.Run) float64 { return r.Crash.ConnectMs.P90 },
+		func(s *sim.Result) float64 { return s.ConnectMs.P90 }),
+	{name: "convergence_ms", unit: "ms", tolerance: ConvergenceTolerance,
+		real: func(r *measured.Run) (float64, bool) {
 			return r.Crash.ConvergenceMs, r.Crash.AllReconnected || r.Outcome == nil
 		},
-		func(s *sim.Result) (float64, bool) { return s.Convergence() }, nil, true},
-	{"reclaim_ms", "ms", 0,
-		func(r *measured.Run) (float64, bool) { return always(r.ReclaimMs) },
-		func(s *sim.Result) (float64, bool) {
+		sim: func(s *sim.Result) (float64, bool) { return s.Convergence() }, someSim: true},
+	{name: "reclaim_ms", unit: "ms",
+		real: func(r *measured.Run) (float64, bool) { return r.ReclaimMs, true },
+		sim: func(s *sim.Result) (float64, bool) {
 			if s.Reclaim == nil {
 				return 0, false
 			}
 			return s.Reclaim.ReclaimMs, true
-		}, nil, false},
+		}},
 	drainMetric("drain.attempts", "count", func(d *measured.Drain) float64 { return float64(d.Summary.Attempts) },
 		func(d *sim.DrainResult) float64 { return float64(d.Attempts) }),
 	drainMetric("drain.convergence_ms", "ms", func(d *measured.Drain) float64 { return d.Summary.ConvergenceMs },
@@ -252,7 +267,7 @@ func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []Metric
 			c.TwinRelError = relError(c.SimTwin, c.Real)
 		}
 		c.Inside = c.SimLo <= c.Real && c.Real <= c.SimHi
-		if d.tolerance > 0 && (d.cut == nil || *d.cut == !Converged(runs)) {
+		if d.tolerance > 0 && d.when.applies(runs) {
 			c.Tolerance = d.tolerance
 			pass := math.Abs(c.RelError) <= d.tolerance
 			c.Pass = &pass
