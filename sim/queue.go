@@ -160,42 +160,60 @@ func (h *eventHeap) pop() timedEvent {
 // straight from the chunks; a and b are scratch of the events' length, and
 // offBits bounds every offset.
 func sortBucket[E wheelEvent](chunks []*chunk[E], a, b []E, offBits int) []E {
-	n := len(a)
-	passes := (offBits + maxDigitBits - 1) / maxDigitBits
-	if n < 64 || passes == 0 {
+	passes, digit := radixDigits(offBits)
+	if len(a) < 64 || passes == 0 {
 		i := 0
 		for _, ch := range chunks {
 			i += copy(a[i:], ch.events[:ch.n])
 		}
-		for i := 1; i < n; i++ { // insertion sort: stable
-			for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
-				a[j], a[j-1] = a[j-1], a[j]
-			}
-		}
-		return a
+		return insertionSort(a)
 	}
-	digit := uint((offBits + passes - 1) / passes)
 	mask := uint32(1)<<digit - 1
 	var count [1 << maxDigitBits]int
-	for pass := 0; pass < passes; pass++ {
+	for _, ch := range chunks {
+		for i := range ch.events[:ch.n] {
+			count[head(&ch.events[i]).off&mask]++
+		}
+	}
+	prefixSums(count[:mask+1])
+	for _, ch := range chunks {
+		for i := range ch.events[:ch.n] {
+			d := head(&ch.events[i]).off & mask
+			a[count[d]] = ch.events[i]
+			count[d]++
+		}
+	}
+	return radixPasses(a, b, 1, passes, digit)
+}
+
+// sortSlice returns a sorted by off, equal offsets kept in their order;
+// b is scratch of a's length.
+func sortSlice[E wheelEvent](a, b []E, offBits int) []E {
+	passes, digit := radixDigits(offBits)
+	if len(a) < 64 || passes == 0 {
+		return insertionSort(a)
+	}
+	return radixPasses(a, b, 0, passes, digit)
+}
+
+// radixDigits splits offBits into passes digits of digit bits each.
+func radixDigits(offBits int) (passes int, digit uint) {
+	passes = (offBits + maxDigitBits - 1) / maxDigitBits
+	if passes > 0 {
+		digit = uint((offBits + passes - 1) / passes)
+	}
+	return passes, digit
+}
+
+// radixPasses runs the LSD passes from..passes-1 over a (b is scratch of
+// its length) and returns the slice that holds the result.
+func radixPasses[E wheelEvent](a, b []E, from, passes int, digit uint) []E {
+	n := len(a)
+	mask := uint32(1)<<digit - 1
+	var count [1 << maxDigitBits]int
+	for pass := from; pass < passes; pass++ {
 		shift := uint(pass) * digit
 		clear(count[:mask+1])
-		if pass == 0 {
-			for _, ch := range chunks {
-				for i := range ch.events[:ch.n] {
-					count[(head(&ch.events[i]).off>>shift)&mask]++
-				}
-			}
-			prefixSums(count[:mask+1])
-			for _, ch := range chunks {
-				for i := range ch.events[:ch.n] {
-					d := (head(&ch.events[i]).off >> shift) & mask
-					a[count[d]] = ch.events[i]
-					count[d]++
-				}
-			}
-			continue
-		}
 		for i := range a {
 			count[(head(&a[i]).off>>shift)&mask]++
 		}
@@ -213,38 +231,12 @@ func sortBucket[E wheelEvent](chunks []*chunk[E], a, b []E, offBits int) []E {
 	return a
 }
 
-// sortSlice returns a sorted by off, equal offsets kept in their order: the
-// passes of sortBucket over a flat slice; b is scratch of a's length.
-func sortSlice[E wheelEvent](a, b []E, offBits int) []E {
-	n := len(a)
-	passes := (offBits + maxDigitBits - 1) / maxDigitBits
-	if n < 64 || passes == 0 {
-		for i := 1; i < n; i++ { // insertion sort: stable
-			for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
-				a[j], a[j-1] = a[j-1], a[j]
-			}
+// insertionSort sorts a few events by off, stably.
+func insertionSort[E wheelEvent](a []E) []E {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
 		}
-		return a
-	}
-	digit := uint((offBits + passes - 1) / passes)
-	mask := uint32(1)<<digit - 1
-	var count [1 << maxDigitBits]int
-	for pass := 0; pass < passes; pass++ {
-		shift := uint(pass) * digit
-		clear(count[:mask+1])
-		for i := range a {
-			count[(head(&a[i]).off>>shift)&mask]++
-		}
-		if count[(head(&a[0]).off>>shift)&mask] == n {
-			continue // every offset shares this digit
-		}
-		prefixSums(count[:mask+1])
-		for i := range a {
-			d := (head(&a[i]).off >> shift) & mask
-			b[count[d]] = a[i]
-			count[d]++
-		}
-		a, b = b, a
 	}
 	return a
 }
