@@ -30,6 +30,12 @@ type lookJob struct {
 	n  int
 }
 
+// maxSortAhead is the largest bucket sorted ahead: the copies it takes
+// stay within a storm's fixed overhead (2 x 1.25 x 2^16 events of 20 bytes,
+// 3.3 MB), whereas a bucket can hold nearly every client (everyone refused
+// at once retries together).
+const maxSortAhead = 1 << 16
+
 // minLook is the smallest bucket worth handing over: below it the hand-over
 // costs more than the draws.
 const minLook = 64
@@ -41,15 +47,19 @@ func (l *lookahead) start(st *storm, min, offBits int) {
 	l.jobs, l.done = make(chan []lookJob), make(chan struct{})
 	go func() {
 		for jobs := range l.jobs {
-			k := 0
+			sort, k := l.n > 0, 0
 			for _, j := range jobs {
 				for i := range j.ch.events[:j.n] {
 					ev := &j.ch.events[i]
 					ev.ahead = st.aheadRTT(ev.client, ev.attempts)
 				}
-				k += copy(l.scratch[0][k:], j.ch.events[:j.n])
+				if sort {
+					k += copy(l.scratch[0][k:], j.ch.events[:j.n])
+				}
 			}
-			l.sorted = sortSlice(l.scratch[0][:k], l.scratch[1][:k], l.offBits)
+			if sort {
+				l.sorted = sortSlice(l.scratch[0][:k], l.scratch[1][:k], l.offBits)
+			}
 			l.done <- struct{}{}
 		}
 	}()
@@ -67,10 +77,12 @@ func (l *lookahead) begin(bi int64, chunks any, n int) {
 	for _, ch := range chunks.([]*chunk[paidEvent]) {
 		l.next = append(l.next, lookJob{ch: ch, n: ch.n})
 	}
-	if cap(l.scratch[0]) < n {
+	l.bucket, l.n, l.busy = bi, n, true
+	if n > maxSortAhead {
+		l.n = 0 // drawn ahead, sorted by the engine
+	} else if cap(l.scratch[0]) < n {
 		l.scratch[0], l.scratch[1] = make([]paidEvent, n, n+n/4), make([]paidEvent, n, n+n/4)
 	}
-	l.bucket, l.n, l.busy = bi, n, true
 	l.jobs <- l.next
 }
 

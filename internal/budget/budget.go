@@ -41,11 +41,13 @@ const (
 	// 21-27 B a client measured (pending event, connect time, windows).
 	CoreBytesPerClient = 32
 	// ModelBytesPerClient bounds a storm with the failure and load models:
-	// 67-86 B measured (connect times kept in full, handshake queues).
-	ModelBytesPerClient = 96
+	// 80-100 B measured at a million clients (connect times kept in full,
+	// handshake queues, 20-byte events).
+	ModelBytesPerClient = 112
 	// StormOverheadBytes is a storm's memory besides its clients: the
-	// timing wheel's ring and scratch, a short storm's series.
-	StormOverheadBytes = 4 << 20
+	// timing wheel's ring and scratch, the copies in which the next bucket
+	// is sorted ahead (at most 3.3 MB), a short storm's series.
+	StormOverheadBytes = 8 << 20
 	// ProcessBytes is the process itself: runtime, fonts, charts.
 	ProcessBytes = 64 << 20
 	// ValueBytes is one metric value of one run, kept in memory until the
