@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -75,6 +76,12 @@ func scalar(name, unit string, tolerance float64, real func(*measured.Run) float
 		sim:  func(s *sim.Result) (float64, bool) { return simulated(s), true }}
 }
 
+// checkedWhen returns d with its tolerance applied to storms w.
+func (d metricDef) checkedWhen(w checkWhen) metricDef {
+	d.when = w
+	return d
+}
+
 // rate is a count per second over the horizon of a storm that has one.
 func rate(count func(*measured.Run, *measured.Outcome) float64, simCount func(*sim.Result) float64) (func(*measured.Run) (float64, bool), func(*sim.Result) (float64, bool)) {
 	return func(r *measured.Run) (float64, bool) {
@@ -131,12 +138,8 @@ func sum(v []int64) (n int64) {
 }
 
 var metricDefs = []metricDef{
-	func() metricDef {
-		m := scalar("attempts", "count", AttemptsTolerance, func(r *measured.Run) float64 { return float64(r.Crash.Attempts) },
-			func(s *sim.Result) float64 { return float64(s.Attempts) })
-		m.when = ended
-		return m
-	}(),
+	scalar("attempts", "count", AttemptsTolerance, func(r *measured.Run) float64 { return float64(r.Crash.Attempts) },
+		func(s *sim.Result) float64 { return float64(s.Attempts) }).checkedWhen(ended),
 	rateDef("useful_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Useful) },
 		func(s *sim.Result) float64 { return float64(sum(s.Series.Goodput)) }),
 	rateDef("wasted_per_s", func(_ *measured.Run, o *measured.Outcome) float64 { return float64(o.Wasted) },
@@ -441,7 +444,7 @@ func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesC
 		}
 		if d.counts {
 			c.SpreadRatio = spreadRatio(realRuns, simRuns)
-			if total(c.Real) > 0 && total(c.SimMean) > 0 { // a distance needs events on both sides
+			if floats.Sum(c.Real) > 0 && floats.Sum(c.SimMean) > 0 { // a distance needs events on both sides
 				c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
 			}
 			c.AllowedOutside = allowedOutside(n, len(reps))
@@ -620,12 +623,4 @@ func median(v []float64) float64 {
 		return 0
 	}
 	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(v)), nil)
-}
-
-// total is the sum of v.
-func total(v []float64) (sum float64) {
-	for _, x := range v {
-		sum += x
-	}
-	return sum
 }

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"cmp"
+	"math"
 	"slices"
 
 	"stormsim/calibrate/measured"
@@ -36,15 +38,13 @@ func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64
 	var busy []span
 	for _, c := range claims {
 		if c.DoneMs < horizonMs {
-			series := &o.GoodputSeries
 			if c.Wasted {
 				o.Wasted++
-				series = &o.WastedSeries
 			} else {
 				o.Useful++
 			}
 			if c.DoneMs >= 0 {
-				grow(series, int(c.DoneMs/windowMs))[int(c.DoneMs/windowMs)]++
+				o.AddClaim(int(c.DoneMs/windowMs), c.Wasted)
 			}
 			if c.DoneMs >= tailFrom {
 				served++
@@ -57,8 +57,7 @@ func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64
 			busy = append(busy, span{lo, hi})
 		}
 	}
-	n := max(len(o.GoodputSeries), len(o.WastedSeries))
-	o.GoodputSeries, o.WastedSeries = padTo(o.GoodputSeries, n), padTo(o.WastedSeries, n)
+	o.FinishSeries()
 	if tail := horizonMs - tailFrom; tail > 0 {
 		o.TailBusy = covered(busy) / tail
 	}
@@ -81,41 +80,13 @@ type span struct{ lo, hi float64 }
 
 // covered is the length of the union of spans.
 func covered(spans []span) float64 {
-	slices.SortFunc(spans, func(a, b span) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
-	total, end := 0.0, 0.0
-	for i, s := range spans {
-		if i == 0 || s.lo > end {
-			total += s.hi - s.lo
-			end = s.hi
-			continue
-		}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	total, end := 0.0, math.Inf(-1)
+	for _, s := range spans {
 		if s.hi > end {
-			total += s.hi - end
+			total += s.hi - max(s.lo, end)
 			end = s.hi
 		}
 	}
 	return total
-}
-
-// grow extends *series to hold index i and returns it.
-func grow(series *[]int64, i int) []int64 {
-	for len(*series) <= i {
-		*series = append(*series, 0)
-	}
-	return *series
-}
-
-// padTo returns s padded with zeros to length n, never nil.
-func padTo(s []int64, n int) []int64 {
-	out := make([]int64, n)
-	copy(out, s)
-	return out
 }

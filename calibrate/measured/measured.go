@@ -189,3 +189,20 @@ type Check struct {
 	Observed string `json:"observed"`
 	Pass     bool   `json:"pass"`
 }
+
+// AddClaim counts a claim done in window i (i >= 0) in the goodput or the
+// wasted series.
+func (o *Outcome) AddClaim(i int, wasted bool) {
+	series := &o.GoodputSeries
+	if wasted {
+		series = &o.WastedSeries
+	}
+	grow(series, i)
+	(*series)[i]++
+}
+
+// FinishSeries pads the goodput and wasted series to one length.
+func (o *Outcome) FinishSeries() {
+	n := max(len(o.GoodputSeries), len(o.WastedSeries))
+	o.GoodputSeries, o.WastedSeries = pad(o.GoodputSeries, n), pad(o.WastedSeries, n)
+}
