@@ -97,6 +97,7 @@ type engine[E wheelEvent] struct {
 	seq       uint64
 	pending   int
 	scratch   [2][]E
+	radix     radix
 
 	report    func(Progress) bool // nil: no progress reports
 	processed int64               // attempts processed
@@ -153,12 +154,12 @@ func (e *engine[E]) run() {
 		e.cur++
 		e.migrate()
 	} else {
-		// Two passes: the earliest arrival places the wheel, then every
-		// client is pushed in client order (its scheduling order).
-		earliest, _ := st.firstArrival(0)
+		// Two passes: the earliest send, which no arrival precedes, places
+		// the wheel (where it starts changes no result), then every client
+		// is pushed in client order (its scheduling order).
+		earliest := st.firstSend(0)
 		for c := 1; c < st.s.Clients; c++ {
-			t, _ := st.firstArrival(uint32(c))
-			earliest = min(earliest, t)
+			earliest = min(earliest, st.firstSend(uint32(c)))
 		}
 		e.cur = int64(earliest>>e.shift) - 1 // nothing is being processed yet
 		for c := 0; c < st.s.Clients; c++ {
@@ -212,19 +213,18 @@ func (e *engine[E]) push(t time.Duration, c, attempts, pay uint32) {
 
 func (e *engine[E]) appendTo(bi int64, ev E) {
 	b := &e.ring[bi&e.mask]
-	ch := b.tail
-	if ch == nil || ch.n == chunkLen {
+	at := b.n % chunkLen
+	if at == 0 {
+		var ch *chunk[E]
 		if n := len(e.free); n > 0 {
 			ch, e.free = e.free[n-1], e.free[:n-1]
-			ch.n = 0
 		} else {
 			ch = new(chunk[E])
 		}
 		b.chunks = append(b.chunks, ch)
 		b.tail = ch
 	}
-	ch.events[ch.n] = ev
-	ch.n++
+	b.tail.events[at] = ev
 	b.n++
 	e.ringCount++
 }
@@ -243,7 +243,7 @@ func (e *engine[E]) processBucket() {
 	if first, ok := e.ahead.sortedFor(e.cur); ok {
 		evs = e.mergeLater(b, any(first).([]E))
 	} else {
-		evs = sortBucket(b.chunks, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
+		evs = sortBucket(&e.radix, b.chunks, n, e.scratch[0][:n], e.scratch[1][:n], e.offBits)
 	}
 	e.free = append(e.free, b.chunks...)
 	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
@@ -279,9 +279,9 @@ func (e *engine[E]) mergeLater(b *bucket[E], first []E) []E {
 	later := e.scratch[1][:n-k]
 	for i := k; i < n; {
 		ch := b.chunks[i/chunkLen]
-		i += copy(later[i-k:], ch.events[i%chunkLen:ch.n])
+		i += copy(later[i-k:], ch.events[i%chunkLen:chunkFill(n, i/chunkLen)])
 	}
-	later = sortSlice(later, e.scratch[0][:n-k], e.offBits)
+	later = sortSlice(&e.radix, later, e.scratch[0][:n-k], e.offBits)
 	if len(later) > 0 && &later[0] == &e.scratch[0][0] { // sorted into the other scratch: merge into this one
 		return mergeSorted(e.scratch[1][:n], first, later)
 	}

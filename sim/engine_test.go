@@ -207,3 +207,32 @@ func summary(r Result) string {
 		r.Attempts, r.Accepted, r.Rejected, r.Abandoned, r.PeakAttemptsPerWindow, r.PeakAcceptsPerWindow,
 		r.FirstWindowAttempts, lastConnectMs(r), r.ConnectMs, len(r.Series.Attempts))
 }
+
+// TestEngineMatchesReferenceOnBigBuckets runs storms whose buckets hold
+// hundreds to thousands of events, so that the sorts made ahead of time,
+// their merges with later events and the reuse of their scratch as
+// buckets grow and shrink are all exercised.
+func TestEngineMatchesReferenceOnBigBuckets(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	n := 12
+	if testing.Short() {
+		n = 3
+	}
+	for i := 0; i < n; i++ {
+		s := randomScenario(r)
+		s.Clients = 2000 + r.IntN(20000)
+		s.Network = &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: time.Duration(1+r.IntN(50)) * time.Millisecond, Sigma: 0.2 + r.Float64()}}
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		w := wheel{ringLimit: maxRingBuckets, minLook: []int{1, minLook}[i%2]}
+		b := mustBackoff(t, s.Policies[0])
+		st := newStorm(s, b, s.Seed)
+		runStorm(st, w, nil)
+		got := st.result()
+		want, _ := referenceRun(s, b, s.Seed, func(time.Duration, uint32, bool) {})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d (%+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, summary(got), summary(want))
+		}
+	}
+}

@@ -22,6 +22,7 @@ type lookahead struct {
 	n       int         // how many of its events it took
 	sorted  []paidEvent // those events sorted by time (read after wait)
 	scratch [2][]paidEvent
+	radix   radix // the sort's counts, the second goroutine's own
 }
 
 // lookJob is the first n events of one chunk.
@@ -47,22 +48,45 @@ func (l *lookahead) start(st *storm, min, offBits int) {
 	l.jobs, l.done = make(chan []lookJob), make(chan struct{})
 	go func() {
 		for jobs := range l.jobs {
-			sort, k := l.n > 0, 0
-			for _, j := range jobs {
-				for i := range j.ch.events[:j.n] {
-					ev := &j.ch.events[i]
-					ev.ahead = st.aheadRTT(ev.client, ev.attempts)
-				}
-				if sort {
-					k += copy(l.scratch[0][k:], j.ch.events[:j.n])
-				}
-			}
-			if sort {
-				l.sorted = sortSlice(l.scratch[0][:k], l.scratch[1][:k], l.offBits)
-			}
+			l.look(jobs)
 			l.done <- struct{}{}
 		}
 	}()
+}
+
+// look draws the next rtt of every event of jobs and, when asked to
+// (l.n > 0), sorts them: the draw loop also takes the digit counts, and
+// the first pass reads the chunks, so the events are read once before
+// the scatter.
+func (l *lookahead) look(jobs []lookJob) {
+	st, sort := l.st, l.n > 0
+	if sort {
+		sort = l.n >= 64
+		l.radix.reset(l.offBits)
+	}
+	for _, j := range jobs {
+		evs := j.ch.events[:j.n]
+		for i := range evs {
+			evs[i].ahead = st.aheadRTT(evs[i].client, evs[i].attempts)
+		}
+		if sort {
+			countOffsets(&l.radix, evs)
+		}
+	}
+	switch {
+	case l.n == 0:
+	case !sort || !l.radix.plan(jobs[0].ch.events[0].off):
+		k := 0
+		for _, j := range jobs {
+			k += copy(l.scratch[0][k:l.n], j.ch.events[:j.n])
+		}
+		l.sorted = insertionSort(l.scratch[0][:k])
+	default:
+		for _, j := range jobs {
+			scatter(&l.radix, l.radix.order[0], j.ch.events[:j.n], l.scratch[0][:l.n])
+		}
+		l.sorted = finishPasses(&l.radix, l.scratch[0][:l.n], l.scratch[1][:l.n])
+	}
 }
 
 // begin starts drawing for the n events now in ring bucket bi's chunks (a
@@ -74,8 +98,8 @@ func (l *lookahead) begin(bi int64, chunks any, n int) {
 		return
 	}
 	l.next = l.next[:0]
-	for _, ch := range chunks.([]*chunk[paidEvent]) {
-		l.next = append(l.next, lookJob{ch: ch, n: ch.n})
+	for i, ch := range chunks.([]*chunk[paidEvent]) {
+		l.next = append(l.next, lookJob{ch: ch, n: chunkFill(n, i)})
 	}
 	l.bucket, l.n, l.busy = bi, n, true
 	if n > maxSortAhead {

@@ -72,8 +72,9 @@ func makeEvent[E wheelEvent](ev event, pay uint32) E {
 // of the largest bucket.
 const chunkLen = 256
 
+// A chunk keeps no count of its own: every chunk of a bucket but the last
+// is full (chunkFill), so an append touches only the bucket and the event.
 type chunk[E wheelEvent] struct {
-	n      int
 	events [chunkLen]E
 }
 
@@ -155,77 +156,155 @@ func (h *eventHeap) pop() timedEvent {
 	return top
 }
 
-// sortBucket returns the events of chunks sorted by off, equal offsets kept
-// in push (scheduling) order. It is an LSD radix sort whose first pass reads
-// straight from the chunks; a and b are scratch of the events' length, and
-// offBits bounds every offset.
-func sortBucket[E wheelEvent](chunks []*chunk[E], a, b []E, offBits int) []E {
-	passes, digit := radixDigits(offBits)
-	if len(a) < 64 || passes == 0 {
-		i := 0
-		for _, ch := range chunks {
-			i += copy(a[i:], ch.events[:ch.n])
+// sortBucket returns the n events of a bucket's chunks sorted by off,
+// equal offsets kept in push (scheduling) order. It is an LSD radix sort
+// whose first pass reads straight from the chunks; a and b are scratch of
+// length n, offBits bounds every offset and r holds the digit counts.
+func sortBucket[E wheelEvent](r *radix, chunks []*chunk[E], n int, a, b []E, offBits int) []E {
+	if n < 64 || offBits == 0 {
+		for i, ch := range chunks {
+			copy(a[i*chunkLen:], ch.events[:chunkFill(n, i)])
 		}
 		return insertionSort(a)
 	}
-	mask := uint32(1)<<digit - 1
-	var count [1 << maxDigitBits]int
-	for _, ch := range chunks {
-		for i := range ch.events[:ch.n] {
-			count[head(&ch.events[i]).off&mask]++
-		}
+	r.reset(offBits)
+	for i, ch := range chunks {
+		countOffsets(r, ch.events[:chunkFill(n, i)])
 	}
-	prefixSums(count[:mask+1])
-	for _, ch := range chunks {
-		for i := range ch.events[:ch.n] {
-			d := head(&ch.events[i]).off & mask
-			a[count[d]] = ch.events[i]
-			count[d]++
+	if !r.plan(head(&chunks[0].events[0]).off) {
+		for i, ch := range chunks {
+			copy(a[i*chunkLen:], ch.events[:chunkFill(n, i)])
 		}
+		return a
 	}
-	return radixPasses(a, b, 1, passes, digit)
+	for i, ch := range chunks {
+		scatter(r, r.order[0], ch.events[:chunkFill(n, i)], a)
+	}
+	return finishPasses(r, a, b)
 }
+
+// chunkFill is how many of a bucket's n events its chunk i holds: every
+// chunk but the last is full.
+func chunkFill(n, i int) int { return min(chunkLen, n-i*chunkLen) }
 
 // sortSlice returns a sorted by off, equal offsets kept in their order;
 // b is scratch of a's length.
-func sortSlice[E wheelEvent](a, b []E, offBits int) []E {
-	passes, digit := radixDigits(offBits)
-	if len(a) < 64 || passes == 0 {
+func sortSlice[E wheelEvent](r *radix, a, b []E, offBits int) []E {
+	if len(a) < 64 || offBits == 0 {
 		return insertionSort(a)
 	}
-	return radixPasses(a, b, 0, passes, digit)
+	r.reset(offBits)
+	countOffsets(r, a)
+	return sortCounted(r, a, b)
 }
 
-// radixDigits splits offBits into passes digits of digit bits each.
-func radixDigits(offBits int) (passes int, digit uint) {
-	passes = (offBits + maxDigitBits - 1) / maxDigitBits
-	if passes > 0 {
-		digit = uint((offBits + passes - 1) / passes)
+// sortCounted is sortSlice once r holds the counts of a's offsets.
+func sortCounted[E wheelEvent](r *radix, a, b []E) []E {
+	if len(a) == 0 || !r.plan(head(&a[0]).off) {
+		return a
 	}
-	return passes, digit
+	scatter(r, r.order[0], a, b)
+	return finishPasses(r, b, a)
 }
 
-// radixPasses runs the LSD passes from..passes-1 over a (b is scratch of
-// its length) and returns the slice that holds the result.
-func radixPasses[E wheelEvent](a, b []E, from, passes int, digit uint) []E {
-	n := len(a)
-	mask := uint32(1)<<digit - 1
-	var count [1 << maxDigitBits]int
-	for pass := from; pass < passes; pass++ {
-		shift := uint(pass) * digit
-		clear(count[:mask+1])
-		for i := range a {
-			count[(head(&a[i]).off>>shift)&mask]++
+// maxDigitBits bounds a radix digit: 256 destinations keep the scatter
+// within cache even for buckets of a million events. maxPasses digits
+// cover any 32-bit offset.
+const (
+	maxDigitBits = 8
+	maxPasses    = 4
+)
+
+// radix is the state of one LSD radix sort by offset: the histogram of
+// every digit, all taken in one read of the events (countOffsets), then
+// turned into each pass's next positions (plan).
+type radix struct {
+	passes int
+	digit  uint
+	mask   uint32
+	n      int              // events counted
+	used   int              // passes that move anything
+	order  [maxPasses]int   // those passes, lowest digit first
+	count  [maxPasses][1 << maxDigitBits]uint32
+}
+
+// reset prepares r to count offsets below 2^offBits.
+func (r *radix) reset(offBits int) {
+	r.passes = (offBits + maxDigitBits - 1) / maxDigitBits
+	r.digit = uint((offBits + r.passes - 1) / r.passes)
+	r.mask = uint32(1)<<r.digit - 1
+	r.n = 0
+	for p := range r.passes {
+		clear(r.count[p][:r.mask+1])
+	}
+}
+
+// countOffsets adds evs' offsets to r's histograms.
+func countOffsets[E wheelEvent](r *radix, evs []E) {
+	m, d := r.mask, r.digit
+	c0, c1, c2 := &r.count[0], &r.count[1], &r.count[2]
+	switch r.passes {
+	case 2:
+		for i := range evs {
+			off := head(&evs[i]).off
+			c0[off&m]++
+			c1[off>>d&m]++
 		}
-		if count[(head(&a[0]).off>>shift)&mask] == n {
-			continue // every offset shares this digit
+	case 3:
+		for i := range evs {
+			off := head(&evs[i]).off
+			c0[off&m]++
+			c1[off>>d&m]++
+			c2[off>>(2*d)&m]++
 		}
-		prefixSums(count[:mask+1])
-		for i := range a {
-			d := (head(&a[i]).off >> shift) & mask
-			b[count[d]] = a[i]
-			count[d]++
+	default:
+		for i := range evs {
+			off := head(&evs[i]).off
+			for p := range r.passes {
+				r.count[p][off>>(uint(p)*d)&m]++
+			}
 		}
+	}
+	r.n += len(evs)
+}
+
+// plan turns the histograms into each pass's first positions and lists
+// the passes that move anything: a digit that every event shares (as
+// any, one event's offset, has it) leaves the order as it is. It reports
+// whether any pass is left.
+func (r *radix) plan(any uint32) bool {
+	r.used = 0
+	for p := range r.passes {
+		c := &r.count[p]
+		if int(c[any>>(uint(p)*r.digit)&r.mask]) == r.n {
+			continue
+		}
+		sum := uint32(0)
+		for d, k := range c[:r.mask+1] {
+			c[d], sum = sum, sum+k
+		}
+		r.order[r.used] = p
+		r.used++
+	}
+	return r.used > 0
+}
+
+// scatter moves src's events to their places in dst by pass p's digit,
+// in order, so that equal digits keep their order.
+func scatter[E wheelEvent](r *radix, p int, src, dst []E) {
+	c, shift, m := &r.count[p], uint(p)*r.digit, r.mask
+	for i := range src {
+		d := head(&src[i]).off >> shift & m
+		dst[c[d]] = src[i]
+		c[d]++
+	}
+}
+
+// finish runs the passes after the first, whose result is in a (b is
+// scratch of its length), and returns the slice holding the sorted events.
+func finishPasses[E wheelEvent](r *radix, a, b []E) []E {
+	for _, p := range r.order[1:r.used] {
+		scatter(r, p, a, b)
 		a, b = b, a
 	}
 	return a
@@ -262,14 +341,3 @@ func mergeSorted[E wheelEvent](out, first, later []E) []E {
 	return out
 }
 
-// maxDigitBits bounds a radix digit: 256 destinations keep the scatter
-// within cache even for buckets of a million events.
-const maxDigitBits = 8
-
-func prefixSums(count []int) {
-	sum := 0
-	for d, c := range count {
-		count[d] = sum
-		sum += c
-	}
-}

@@ -34,8 +34,8 @@ func FuzzSortBucket(f *testing.F) {
 		// the later ones on theirs, then merged.
 		if len(events) > 0 {
 			k := int(bits) * len(events) / 255
-			first := sortSlice(slices.Clone(events[:k]), make([]paidEvent, k), offBits)
-			later := sortSlice(slices.Clone(events[k:]), make([]paidEvent, len(events)-k), offBits)
+			first := sortSlice(new(radix), slices.Clone(events[:k]), make([]paidEvent, k), offBits)
+			later := sortSlice(new(radix), slices.Clone(events[k:]), make([]paidEvent, len(events)-k), offBits)
 			if got := mergeSorted(make([]paidEvent, len(events)), first, later); !slices.Equal(got, want) {
 				t.Fatalf("split at %d, sorted and merged: got %v\nwant %v", k, got, want)
 			}
@@ -59,9 +59,9 @@ func sortChunked[E wheelEvent](events []E, offBits int) []E {
 	var chunks []*chunk[E]
 	for i := 0; i < len(events); i += chunkLen {
 		ch := new(chunk[E])
-		ch.n = copy(ch.events[:], events[i:min(len(events), i+chunkLen)])
+		copy(ch.events[:], events[i:min(len(events), i+chunkLen)])
 		chunks = append(chunks, ch)
 	}
 	a, b := make([]E, len(events)), make([]E, len(events))
-	return sortBucket(chunks, a, b, offBits)
+	return sortBucket(new(radix), chunks, len(events), a, b, offBits)
 }
