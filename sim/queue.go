@@ -222,9 +222,9 @@ type radix struct {
 	passes int
 	digit  uint
 	mask   uint32
-	n      int              // events counted
-	used   int              // passes that move anything
-	order  [maxPasses]int   // those passes, lowest digit first
+	n      int            // events counted
+	used   int            // passes that move anything
+	order  [maxPasses]int // those passes, lowest digit first
 	count  [maxPasses][1 << maxDigitBits]uint32
 }
 
@@ -340,4 +340,3 @@ func mergeSorted[E wheelEvent](out, first, later []E) []E {
 	copy(out[k:], later[j:])
 	return out
 }
-
