@@ -249,8 +249,8 @@ func (e *engine[E]) processBucket() {
 	b.chunks, b.tail, b.n = b.chunks[:0], nil, 0
 	e.ringCount -= n
 	if e.ahead.on {
-		next := &e.ring[(e.cur+1)&e.mask]
-		e.ahead.begin(e.cur+1, next.chunks, next.n)
+		next, after := &e.ring[(e.cur+1)&e.mask], &e.ring[(e.cur+2)&e.mask]
+		e.ahead.begin(e.cur+1, next.chunks, next.n, after.chunks, after.n)
 	}
 	base := time.Duration(e.cur) * e.width
 	i := 0

@@ -8,14 +8,21 @@ package sim
 // arrive in the bucket after the look began, or whose look found nothing,
 // are drawn when they run. It then sorts the events it drew for, so that
 // the engine only sorts those that came later and merges the two.
+//
+// Having sorted, it goes on drawing for the bucket after (its spare
+// work), so that a look that finds the engine busy starts the next one
+// early: buckets of unequal sizes then even out instead of leaving one
+// side waiting for the other at every bucket.
 type lookahead struct {
 	on   bool
 	min  int // the smallest bucket worth handing over
 	st   *storm
-	jobs chan []lookJob
-	done chan struct{}
+	jobs chan *lookJob
+	done chan struct{} // a job's sort is made
+	idle chan struct{} // the goroutine has ended
 	busy bool
-	next []lookJob // reused between looks
+	next [2]lookJob // alternate: a job's spare work may still run while the next is built
+	sent int        // jobs sent
 
 	offBits int         // the engine's: how events are sorted
 	bucket  int64       // the ring bucket of the last look
@@ -25,8 +32,17 @@ type lookahead struct {
 	radix   radix // the sort's counts, the second goroutine's own
 }
 
-// lookJob is the first n events of one chunk.
+// lookJob is one look: the first events of one bucket's chunks, to draw
+// for and sort, and those of the bucket after, to draw for when that is
+// done.
 type lookJob struct {
+	look, spare []lookPart
+	n           int // events in look
+	sort        bool
+}
+
+// lookPart is the first n events of one chunk.
+type lookPart struct {
 	ch *chunk[paidEvent]
 	n  int
 }
@@ -45,69 +61,102 @@ const minLook = 64
 // least min events.
 func (l *lookahead) start(st *storm, min, offBits int) {
 	l.on, l.st, l.min, l.offBits = true, st, min, offBits
-	l.jobs, l.done = make(chan []lookJob), make(chan struct{})
+	// One job may wait while the spare draws of the one before finish,
+	// and a sort made while the engine is busy does not hold up the
+	// spare draws that follow it.
+	l.jobs, l.done, l.idle = make(chan *lookJob, 1), make(chan struct{}, 1), make(chan struct{})
 	go func() {
-		for jobs := range l.jobs {
-			l.look(jobs)
+		defer close(l.idle)
+		for job := range l.jobs {
+			l.look(job)
 			l.done <- struct{}{}
+			for _, p := range job.spare {
+				l.draw(p.ch.events[:p.n])
+			}
 		}
 	}()
 }
 
-// look draws the next rtt of every event of jobs and, when asked to
-// (l.n > 0), sorts them: the draw loop also takes the digit counts, and
-// the first pass reads the chunks, so the events are read once before
-// the scatter.
-func (l *lookahead) look(jobs []lookJob) {
-	st, sort := l.st, l.n > 0
-	if sort {
-		sort = l.n >= 64
-		l.radix.reset(l.offBits)
-	}
-	for _, j := range jobs {
-		evs := j.ch.events[:j.n]
-		for i := range evs {
+// draw draws the next rtt of every event of evs not drawn for yet (0 is
+// never a drawn value the engine keeps: it draws again).
+func (l *lookahead) draw(evs []paidEvent) {
+	st := l.st
+	for i := range evs {
+		if evs[i].ahead == 0 {
 			evs[i].ahead = st.aheadRTT(evs[i].client, evs[i].attempts)
 		}
+	}
+}
+
+// look draws for every event of job's look and, when asked to, sorts
+// them: the draw loop also takes the digit counts, and the first pass
+// reads the chunks, so the events are read once before the scatter.
+func (l *lookahead) look(job *lookJob) {
+	n := job.n
+	sort := job.sort && n >= 64
+	if sort {
+		l.radix.reset(l.offBits)
+	}
+	for _, p := range job.look {
+		evs := p.ch.events[:p.n]
+		l.draw(evs)
 		if sort {
 			countOffsets(&l.radix, evs)
 		}
 	}
 	switch {
-	case l.n == 0:
-	case !sort || !l.radix.plan(jobs[0].ch.events[0].off):
+	case !job.sort:
+	case !sort || !l.radix.plan(job.look[0].ch.events[0].off):
 		k := 0
-		for _, j := range jobs {
-			k += copy(l.scratch[0][k:l.n], j.ch.events[:j.n])
+		for _, p := range job.look {
+			k += copy(l.scratch[0][k:n], p.ch.events[:p.n])
 		}
 		l.sorted = insertionSort(l.scratch[0][:k])
 	default:
-		for _, j := range jobs {
-			scatter(&l.radix, l.radix.order[0], j.ch.events[:j.n], l.scratch[0][:l.n])
+		for _, p := range job.look {
+			scatter(&l.radix, l.radix.order[0], p.ch.events[:p.n], l.scratch[0][:n])
 		}
-		l.sorted = finishPasses(&l.radix, l.scratch[0][:l.n], l.scratch[1][:l.n])
+		l.sorted = finishPasses(&l.radix, l.scratch[0][:n], l.scratch[1][:n])
 	}
 }
 
 // begin starts drawing for the n events now in ring bucket bi's chunks (a
 // bucket of the engine's kind, which is paidEvent whenever the lookahead
-// is on). The engine goes on appending to the bucket's last chunk
-// meanwhile, beyond the events handed over.
-func (l *lookahead) begin(bi int64, chunks any, n int) {
+// is on), then for the spareN now in the chunks of the bucket after. The
+// engine goes on appending to both buckets' last chunks meanwhile, beyond
+// the events handed over. The spare draws are made before any later job
+// starts, and the bucket after is always looked at next (it holds at
+// least as many events then), so its chunks are never freed while they
+// are drawn for.
+func (l *lookahead) begin(bi int64, chunks any, n int, spareChunks any, spareN int) {
 	if !l.on || n < l.min {
 		return
 	}
-	l.next = l.next[:0]
-	for i, ch := range chunks.([]*chunk[paidEvent]) {
-		l.next = append(l.next, lookJob{ch: ch, n: chunkFill(n, i)})
+	// The last job may still be in its spare draws; the one before it,
+	// whose buffer this is, ended before the last one's sort was received
+	// (wait), which precedes this begin.
+	l.sent++
+	job := &l.next[l.sent&1]
+	job.look, job.spare = parts(job.look[:0], chunks, n), job.spare[:0]
+	if spareN >= l.min {
+		job.spare = parts(job.spare, spareChunks, spareN)
 	}
 	l.bucket, l.n, l.busy = bi, n, true
-	if n > maxSortAhead {
-		l.n = 0 // drawn ahead, sorted by the engine
+	job.n, job.sort = n, n <= maxSortAhead // larger ones are drawn ahead, sorted by the engine
+	if !job.sort {
+		l.n = 0
 	} else if cap(l.scratch[0]) < n {
 		l.scratch[0], l.scratch[1] = make([]paidEvent, n, n+n/4), make([]paidEvent, n, n+n/4)
 	}
-	l.jobs <- l.next
+	l.jobs <- job
+}
+
+// parts appends the first n events of a bucket's chunks to ps.
+func parts(ps []lookPart, chunks any, n int) []lookPart {
+	for i, ch := range chunks.([]*chunk[paidEvent]) {
+		ps = append(ps, lookPart{ch: ch, n: chunkFill(n, i)})
+	}
+	return ps
 }
 
 // sortedFor returns the sorted events of the last look if it was at ring
@@ -119,8 +168,8 @@ func (l *lookahead) sortedFor(bi int64) ([]paidEvent, bool) {
 	return l.sorted, true
 }
 
-// wait returns when the draws begun last are made, and their events may
-// be read.
+// wait returns when the draws and sort begun last are made, and their
+// events may be read.
 func (l *lookahead) wait() {
 	if l.busy {
 		<-l.done
@@ -128,7 +177,9 @@ func (l *lookahead) wait() {
 	}
 }
 
+// stop ends the goroutine once its work, spare draws included, is done.
 func (l *lookahead) stop() {
 	l.wait()
 	close(l.jobs)
+	<-l.idle
 }
