@@ -61,11 +61,15 @@ const (
 	TextValueBytes = 12
 	// NameBytes is one metric name in a sweep's line.
 	NameBytes = 24
-	// CoreAttemptsPerSecond and ModelAttemptsPerSecond are the engine's
-	// speed on one core (20-28 M and 3.7-4.2 M measured); lower bounds on
-	// time use the faster figure that applies.
-	CoreAttemptsPerSecond  = 28e6
-	ModelAttemptsPerSecond = 4.2e6
+	// CoreAttemptsPerSecond is the engine's speed on one core without
+	// models (20-28 M measured). ModelCoreAttemptsPerSecond is its speed
+	// with models on one core (5.4 M measured), and ModelStormAttemptsPerSecond
+	// a storm's with models and a second core for its network draws
+	// (11.6-12.1 M measured). Lower bounds on time use figures above the
+	// measured ones.
+	CoreAttemptsPerSecond       = 28e6
+	ModelCoreAttemptsPerSecond  = 7e6
+	ModelStormAttemptsPerSecond = 16e6
 )
 
 // Limits are what a command may ask of the machine.
@@ -181,7 +185,7 @@ func Run(s *sim.Scenario, specs []policies.Spec, limits Limits, workers int) Est
 			attempts += MinAttempts(s, b)
 		}
 	}
-	e.MinTime = MinTime(attempts*float64(reps), models(s), min(e.Concurrent, limits.Cores))
+	e.MinTime = MinTime(attempts*float64(reps), models(s), e.Concurrent, limits.Cores)
 	return e
 }
 
@@ -208,14 +212,16 @@ func models(s *sim.Scenario) bool {
 		s.Detection != nil || s.Database != nil || s.ThenDrain != nil || s.Failure != nil
 }
 
-// MinTime is the least computing time of attempts attempts on cores
-// cores.
-func MinTime(attempts float64, withModels bool, cores int) time.Duration {
-	rate := CoreAttemptsPerSecond
+// MinTime is the least computing time of attempts attempts, storms
+// running at once on cores cores. A storm without models runs on one
+// core; one with models may draw on a second.
+func MinTime(attempts float64, withModels bool, storms, cores int) time.Duration {
+	storms, cores = max(1, storms), max(1, cores)
+	rate := CoreAttemptsPerSecond * float64(min(storms, cores))
 	if withModels {
-		rate = ModelAttemptsPerSecond
+		rate = min(ModelStormAttemptsPerSecond*float64(storms), ModelCoreAttemptsPerSecond*float64(cores))
 	}
-	seconds := attempts / (rate * float64(max(1, cores)))
+	seconds := attempts / rate
 	if seconds > float64(math.MaxInt64/int64(time.Second)) {
 		return time.Duration(math.MaxInt64)
 	}

@@ -202,3 +202,26 @@ func TestCheckSweepNamesTheKeyToChange(t *testing.T) {
 		})
 	}
 }
+
+// TestMinTimeRates: a storm without models keeps one core busy, one with
+// models up to two (its network draws), and no storm goes faster than a
+// storm's measured best allows.
+func TestMinTimeRates(t *testing.T) {
+	for _, c := range []struct {
+		attempts      float64
+		models        bool
+		storms, cores int
+	}{
+		{28e6, false, 1, 2},     // one storm, one of the two cores
+		{2 * 28e6, false, 4, 2}, // more storms than cores: every core
+		{16e6, true, 1, 8},      // a storm with models on a big machine: its own best
+		{14e6, true, 1, 2},      // two cores, both its own
+		{7e6, true, 1, 1},       // one core
+		{3 * 16e6, true, 3, 8},  // three storms, each with a second core to spare
+		{8 * 7e6, true, 16, 8},  // more storms than cores: every core, no second core each
+	} {
+		if got := MinTime(c.attempts, c.models, c.storms, c.cores); got != time.Second {
+			t.Errorf("%.0f attempts, models %v, %d storms on %d cores: %v, want 1s", c.attempts, c.models, c.storms, c.cores, got)
+		}
+	}
+}

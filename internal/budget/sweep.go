@@ -41,7 +41,7 @@ func Sweep(sh SweepShape, limits Limits, workers int) Estimate {
 	e.KeptBytes = window*sh.PointValues*(ValueBytes+JSONValueBytes) + sh.ChartValues*3*ValueBytes
 	e.OutputBytes = sh.OutputBytes + int64(sh.ChartFiles)*ChartFileBytes
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes
-	e.MinTime = MinTime(sh.MinAttempts, sh.Models, min(e.Concurrent, limits.Cores))
+	e.MinTime = MinTime(sh.MinAttempts, sh.Models, e.Concurrent, limits.Cores)
 	return e
 }
 
