@@ -139,16 +139,34 @@ func (d *NetworkDraws) RTT(c, attempt uint64) time.Duration { return d.rtt(c, at
 // c's attempt number attempt, or its reject time when it was not admitted
 // and reject_time is set.
 func (d *NetworkDraws) WorkTime(c, attempt uint64, admitted bool) time.Duration {
-	n := d.spec
-	dist := &n.ServerTime
-	if !admitted && n.RejectTime != nil {
-		dist = n.RejectTime
-	}
+	dist := d.workDist(admitted)
 	if dist.IsZero() {
 		return 0
 	}
 	// Always drawn for the attempt alone: the work is the attempt's own.
-	return dist.Sample(policies.DrawKeyed(d.server, c, attempt))
+	return dist.Sample(d.ServerBits(c, attempt))
+}
+
+// ServerBits are the random bits of client c's attempt number attempt
+// that WorkTime draws, so that they may be drawn before the attempt is
+// decided: WorkTimeOf(ServerBits(c, a), admitted) is WorkTime(c, a,
+// admitted).
+func (d *NetworkDraws) ServerBits(c, attempt uint64) uint64 {
+	return policies.DrawKeyed(d.server, c, attempt)
+}
+
+// WorkTimeOf is WorkTime from the attempt's ServerBits u.
+func (d *NetworkDraws) WorkTimeOf(u uint64, admitted bool) time.Duration {
+	return d.workDist(admitted).Sample(u)
+}
+
+// workDist is the distribution of an attempt's work: server_time, or
+// reject_time for one not admitted when set.
+func (d *NetworkDraws) workDist(admitted bool) *Distribution {
+	if !admitted && d.spec.RejectTime != nil {
+		return d.spec.RejectTime
+	}
+	return &d.spec.ServerTime
 }
 
 // Out is the time from client c's attempt number attempt, sent at sent, to

@@ -222,6 +222,13 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	case independent:
 		outLeg, backLeg = st.draws.Trip(uint64(c), uint64(a))
 	}
+	// The draws every outcome but a connection needs are made before the
+	// decision, whose loads they overlap.
+	backoffBits := policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
+	var serverBits uint64
+	if independent {
+		serverBits = st.draws.ServerBits(uint64(c), uint64(a))
+	}
 	deadline := never
 	if st.timeout > 0 {
 		deadline = st.sentAt(t, c, a, outLeg) + st.timeout
@@ -235,7 +242,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	switch {
 	case st.net == nil || out == skipped || dropped:
 	case independent:
-		back = backLeg + st.draws.WorkTime(uint64(c), uint64(a), out == admitted)
+		back = backLeg + st.draws.WorkTimeOf(serverBits, out == admitted)
 	default:
 		back = st.draws.Back(uint64(c), uint64(a), out == admitted, answered)
 	}
@@ -290,7 +297,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	if st.prev != nil {
 		prev = st.prev[c]
 	}
-	wait, raw, giveUp := st.b.Next(int(a), prev, retryAfter, policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a)))
+	wait, raw, giveUp := st.b.Next(int(a), prev, retryAfter, backoffBits)
 	if giveUp {
 		st.rec.abandoned++
 		return 0, 0, false
@@ -480,6 +487,7 @@ func (st *storm) queued(l *waitLine, t, start time.Duration) {
 // t = 0 and is taken out of rotation at downAt.
 type pool struct {
 	spec   *models.PoolSpec
+	by     balancing // spec.Balancer, resolved once: a string compare an attempt costs
 	seed   uint64
 	downAt time.Duration
 	adms   []models.Admission // index 0 is the failed gateway's (unused)
@@ -487,8 +495,23 @@ type pool struct {
 	next   uint64             // round-robin counter
 }
 
+// balancing is a pool's balancer as the engine tests it.
+type balancing uint8
+
+const (
+	randomly balancing = iota
+	roundRobin
+	leastConnections
+)
+
 func newPool(s *Scenario, seed uint64) *pool {
 	p := &pool{spec: s.Gateways, seed: seed, downAt: s.Gateways.DownAt(seed)}
+	switch s.Gateways.Balancer {
+	case models.BalancerRoundRobin:
+		p.by = roundRobin
+	case models.BalancerLeastConnections:
+		p.by = leastConnections
+	}
 	spec := s.Admission
 	if s.Gateways.Admission != nil {
 		spec = *s.Gateways.Admission
@@ -511,12 +534,12 @@ func (p *pool) pick(t time.Duration, c, a uint32) int {
 		lo = 1
 	}
 	n := len(p.adms) - lo
-	switch p.spec.Balancer {
-	case models.BalancerRoundRobin:
+	switch p.by {
+	case roundRobin:
 		g := lo + int(p.next%uint64(n))
 		p.next++
 		return g
-	case models.BalancerLeastConnections:
+	case leastConnections:
 		best := lo
 		for g := lo + 1; g < len(p.adms); g++ {
 			if p.conns[g] < p.conns[best] {
