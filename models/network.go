@@ -76,6 +76,10 @@ func (n *NetworkSpec) IsZero() bool {
 		n.OutLeg.IsZero() && n.FirstOutLeg.IsZero() && n.BackLeg.IsZero() && n.FirstBackLeg.IsZero()
 }
 
+// HasWork reports whether an attempt's answer waits for server or reject
+// time, so that its ServerBits are worth drawing.
+func (n *NetworkSpec) HasWork() bool { return !n.ServerTime.IsZero() || !n.RejectTime.IsZero() }
+
 // Legs returns, for client c's attempt number attempt, the one-way time to
 // the server and the time from arrival to the answer reaching the client,
 // drawn for the attempt alone (as without SharedEvery).

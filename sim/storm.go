@@ -35,6 +35,7 @@ type storm struct {
 	net        *models.NetworkSpec      // nil without latency
 	draws      models.NetworkDraws      // net's delays for this run's seed
 	rttInEvent bool                     // an attempt's rtt travels in its event (see firstArrival)
+	work       bool                     // the network adds server or reject time to answers
 	adm        models.Admission         // the surviving gateway, without a pool
 	retryAfter time.Duration            // carried by a 429 (and by a 503)
 	pool       *pool                    // nil without a pool
@@ -85,6 +86,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		st.net = s.Network
 		st.draws = s.Network.Draws(seed)
 		st.rttInEvent = s.Network.RTTOnly() && s.Network.MaxRTT() <= 1<<32-1
+		st.work = s.Network.HasWork()
 	}
 	st.timeout = st.b.Spec.Timeout
 	if st.timeout > 0 && st.net != nil && !st.net.Independent() {
@@ -226,7 +228,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	// decision, whose loads they overlap.
 	backoffBits := policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
 	var serverBits uint64
-	if independent {
+	if independent && st.work {
 		serverBits = st.draws.ServerBits(uint64(c), uint64(a))
 	}
 	deadline := never
