@@ -129,6 +129,13 @@ type calibration struct {
 // ctx's cancellation (Ctrl-C) stops everything and removes every process
 // and schema it started. Errors about the scenario, the flags or the
 // database are *UsageError, found before anything is written.
+//
+// What the real runs measured is written to calibration.json as soon as
+// they are fitted, before anything that can fail late: if the fit is
+// impossible, or simulating, comparing, charting or writing fails, that
+// file holds the runs, their checks and the fit, with the failure named
+// (Report.FitError, Report.Error), and Run returns the report with the
+// error.
 func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, error) {
 	c, err := prepare(s, opt.withDefaults())
 	if err != nil {
@@ -139,28 +146,46 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, err
 	if err := c.measure(ctx); err != nil {
 		return nil, err
 	}
-	f, err := fit.Runs(c.rep.Real)
+	return c.rep, c.conclude()
+}
+
+// conclude fits, simulates, compares and writes what measure measured,
+// calibration.json with the measurements first.
+func (c *calibration) conclude() error {
+	f, fitErr := fit.Runs(c.rep.Real)
 	c.rep.Fit = f
+	if fitErr != nil {
+		c.rep.FitError = fitErr.Error()
+	}
+	measuredFile := filepath.Join(c.opt.OutDir, ReportFile)
+	if err := c.rep.WriteJSON(measuredFile); err != nil {
+		return err
+	}
 	switch {
-	case err != nil && len(c.predicted) == 0:
-		return nil, &UsageError{fmt.Errorf("the real runs cannot be fitted: %w", err)}
-	case err != nil:
+	case fitErr != nil && len(c.predicted) == 0:
+		return &UsageError{fmt.Errorf("the real runs cannot be fitted: %w; what they measured is in %s. "+
+			"To compare them with a model fitted on another storm, give it with --model (e.g. --model 'DIR/calibrated-run-*.yaml')", fitErr, measuredFile)}
+	case fitErr != nil:
 		// A storm may lack what a section is fitted on (a storm nobody
 		// is refused has no rejected retries to time the legs by): the
 		// model fitted on another storm still predicts it.
-		c.rep.FitError = err.Error()
-		c.logf("not fitted on these runs (%v): comparing the predicted model only", err)
+		c.logf("not fitted on these runs (%v): the predicted model, and one with the claim rates measured on each run", fitErr)
 	default:
 		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
 			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
 	}
-	if err := c.simulate(); err != nil {
-		return nil, err
+	err := c.simulate()
+	if err == nil {
+		err = c.write()
 	}
-	if err := c.write(); err != nil {
-		return nil, err
+	if err != nil {
+		c.rep.Error = err.Error()
+		if werr := c.rep.WriteJSON(measuredFile); werr != nil {
+			return fmt.Errorf("%w; and writing %s: %v", err, measuredFile, werr)
+		}
+		return fmt.Errorf("%w (what the real runs measured is in %s)", err, measuredFile)
 	}
-	return c.rep, nil
+	return nil
 }
 
 // prepare checks the options and the scenario and reads the predicted
@@ -348,12 +373,12 @@ func (c *calibration) simulate() error {
 	}
 	window := float64(c.plan.Window) / float64(time.Millisecond)
 	for _, m := range ms {
+		if len(m.scenarios) == 0 {
+			continue // no run had a backlog of claims to measure
+		}
 		reps, err := replicate(m.scenarios, c.policy, c.opt.Replications)
 		if err != nil {
 			return err
-		}
-		if len(m.scenarios) == 0 {
-			continue // no run had a backlog of claims to measure
 		}
 		sm := report.Simulation{Role: m.role, Runs: m.runs, Borrowed: m.borrowed, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
 			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}

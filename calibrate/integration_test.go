@@ -279,8 +279,8 @@ func misses(rep report.Report, role report.Role) []string {
 		switch m.Metric {
 		case "attempts":
 			if !*m.Pass {
-				out = append(out, fmt.Sprintf("attempts: sim mean %.1f vs real %.0f (%+.1f%%), want within %.0f%%",
-					m.SimMean, m.Real, 100*m.RelError, 100*compare.AttemptsTolerance))
+				out = append(out, fmt.Sprintf("attempts: sim mean %.1f vs real %.0f (%+.1f), want within %.0f%%",
+					m.SimMean, m.Real, m.AbsError, 100*compare.AttemptsTolerance))
 			}
 		case "convergence_ms":
 			if m.Real < m.SimMin || m.Real > m.SimMax {

@@ -2,16 +2,16 @@ package results
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"stormsim/internal/atomicfile"
+	"stormsim/internal/finitejson"
 )
 
 // JSON encodes d with two-space indentation and a trailing newline, each
 // array of numbers on one line. Equal documents give identical bytes.
 func (d *Document) JSON() ([]byte, error) {
-	compact, err := json.Marshal(d)
+	compact, err := finitejson.Marshal(d)
 	if err != nil {
 		return nil, fmt.Errorf("encoding results: %w", err)
 	}

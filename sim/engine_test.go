@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/internal/finitejson"
 	"stormsim/models"
 	"stormsim/policies"
 )
@@ -181,6 +182,9 @@ func TestEngineMatchesReference(t *testing.T) {
 		want, naive := referenceRun(s, b, s.Seed, tracer(&wantTrace))
 		if gotTrace != wantTrace {
 			t.Fatalf("case %d (%+v): engines process attempts in different orders", i, *s)
+		}
+		if ok, at := finitejson.Finite(&got); !ok {
+			t.Fatalf("case %d (%+v): %s is not a finite number", i, *s, at)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (%+v, policy %+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, s.Policies[0], summary(got), summary(want))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"stormsim/internal/finitejson"
 	"stormsim/internal/orderedjson"
 	"stormsim/results"
 )
@@ -141,7 +142,7 @@ func (av *AxisValues) UnmarshalJSON(data []byte) error {
 
 // line encodes r as one line of sweep.ndjson, newline included.
 func (r *Record) line() ([]byte, error) {
-	data, err := json.Marshal(r)
+	data, err := finitejson.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("point %d: %w", r.Index, err)
 	}
@@ -274,7 +275,7 @@ func (p *Plan) Manifest() Manifest {
 
 // JSON encodes m as written to sweep.json.
 func (m Manifest) JSON() ([]byte, error) {
-	data, err := json.MarshalIndent(m, "", "  ")
+	data, err := finitejson.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -25,10 +25,15 @@ func Agreements(model string, metrics []MetricComparison, series []SeriesCompari
 		if m.Pass == nil {
 			continue
 		}
-		out = append(out, Agreement{Model: model, Name: m.Metric,
-			Criterion: fmt.Sprintf("|sim mean - real mean| <= %.0f%% of real", 100*m.Tolerance),
-			Observed:  fmt.Sprintf("sim %.1f vs real %.1f: %+.1f%%", m.SimMean, m.Real, 100*m.RelError),
-			Pass:      *m.Pass})
+		a := Agreement{Model: model, Name: m.Metric,
+			Criterion: fmt.Sprintf("|sim mean - real mean| <= %.0f%% of real", 100*m.Tolerance), Pass: *m.Pass}
+		if m.RelError != nil {
+			a.Observed = fmt.Sprintf("sim %.1f vs real %.1f: %+.1f%%", m.SimMean, m.Real, 100**m.RelError)
+		} else {
+			a.Criterion = fmt.Sprintf("real is 0: |sim mean| <= %.0f%% of the storm's size, %.1f %s", 100*m.Tolerance, m.AbsFloor, m.Unit)
+			a.Observed = fmt.Sprintf("sim %.1f vs real 0: %+.1f %s", m.SimMean, m.AbsError, m.Unit)
+		}
+		out = append(out, a)
 	}
 	for _, c := range series {
 		if c.Pass == nil {

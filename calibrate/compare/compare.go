@@ -218,16 +218,49 @@ type MetricComparison struct {
 	// real one (other clients meet an empty bucket), so for a metric decided
 	// by a few clients' draws, such as the last client back, it is a hint,
 	// not a check. Both are 0 when no twin has the metric.
-	SimTwin      float64 `json:"sim_twin"`
-	TwinRelError float64 `json:"twin_rel_error"`
+	SimTwin      float64  `json:"sim_twin"`
+	TwinRelError *float64 `json:"twin_rel_error"` // null when Real is 0 or no twin has the metric
 	// RealPercentile is where the real mean falls among the replications
 	// (the fraction of them below it, ties counted half).
 	RealPercentile float64 `json:"real_percentile"`
-	// RelError is (SimMean - Real) / Real; 0 when both are 0, ±Inf when only Real is.
-	RelError  float64 `json:"rel_error"`
-	Inside    bool    `json:"inside"`              // SimLo <= Real <= SimHi
-	Tolerance float64 `json:"tolerance,omitempty"` // checked |RelError| bound, if any
-	Pass      *bool   `json:"pass,omitempty"`      // |RelError| <= Tolerance, if checked
+	// RelError is (SimMean - Real) / Real; 0 when both are 0, and null
+	// when only Real is 0: a relative error against nothing has no value.
+	// AbsError, SimMean - Real in the metric's unit, then judges.
+	RelError *float64 `json:"rel_error"`
+	AbsError float64  `json:"abs_error"`
+	Inside   bool     `json:"inside"` // SimLo <= Real <= SimHi
+	// Tolerance is the checked |RelError| bound, if any. When Real is 0,
+	// the check is |AbsError| <= AbsFloor instead: Tolerance times the
+	// storm's own size in the metric's unit (Scale).
+	Tolerance float64 `json:"tolerance,omitempty"`
+	AbsFloor  float64 `json:"abs_floor,omitempty"`
+	Pass      *bool   `json:"pass,omitempty"` // the check held, if checked
+}
+
+// Scale is a storm's size in a metric's unit, what an absolute error is
+// weighed against when the real figure is 0 and a relative error has no
+// value: the clients for a count, the clients per second of horizon for
+// a rate, the horizon for a time (0 without one: a time the real runs
+// put at 0 then agrees only with 0).
+func Scale(unit string, runs []*measured.Run) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	clients, horizonMs := float64(runs[0].Crash.Clients), 0.0
+	if o := runs[0].Outcome; o != nil {
+		horizonMs = o.HorizonMs
+	}
+	switch unit {
+	case "count":
+		return clients
+	case "per_s":
+		if horizonMs > 0 {
+			return clients / (horizonMs / 1000)
+		}
+	case "ms":
+		return horizonMs
+	}
+	return 0
 }
 
 // Metrics compares every metric both sides have. Replication i used seed
@@ -264,7 +297,7 @@ func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []Metric
 		c.SimLo, c.SimHi = Interval(simVals)
 		c.SimMin, c.SimMax = slices.Min(simVals), slices.Max(simVals)
 		c.RealPercentile = percentileOf(c.Real, simVals)
-		c.RelError = relError(c.SimMean, c.Real)
+		c.RelError, c.AbsError = relError(c.SimMean, c.Real), c.SimMean-c.Real
 		if len(twins) > 0 { // none when no twin has the metric
 			c.SimTwin = stat.Mean(twins, nil)
 			c.TwinRelError = relError(c.SimTwin, c.Real)
@@ -272,7 +305,13 @@ func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []Metric
 		c.Inside = c.SimLo <= c.Real && c.Real <= c.SimHi
 		if d.tolerance > 0 && d.when.applies(runs) {
 			c.Tolerance = d.tolerance
-			pass := math.Abs(c.RelError) <= d.tolerance
+			var pass bool
+			if c.RelError != nil {
+				pass = math.Abs(*c.RelError) <= d.tolerance
+			} else {
+				c.AbsFloor = d.tolerance * Scale(d.unit, runs)
+				pass = math.Abs(c.AbsError) <= c.AbsFloor
+			}
 			c.Pass = &pass
 		}
 		out = append(out, c)
@@ -302,15 +341,17 @@ func percentileOf(x float64, values []float64) float64 {
 	return (float64(below) + float64(equal)/2) / float64(len(values))
 }
 
-// relError is (sim - real) / real.
-func relError(sim, real float64) float64 {
+// relError is (sim - real) / real: 0 when both are 0, nil when only real
+// is.
+func relError(sim, real float64) *float64 {
+	var e float64
 	switch {
 	case real != 0:
-		return (sim - real) / real
-	case sim == 0:
-		return 0
+		e = (sim - real) / real
+	case sim != 0:
+		return nil
 	}
-	return math.Copysign(math.Inf(1), sim)
+	return &e
 }
 
 // SeriesComparison compares one per-window series. Window i covers

@@ -2,10 +2,13 @@ package compare
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/storm"
+	"stormsim/internal/finitejson"
 	"stormsim/sim"
 )
 
@@ -54,10 +57,15 @@ func TestIntervalPercentileRelError(t *testing.T) {
 			t.Errorf("percentileOf(%v) = %v, want %v", c.x, got, c.want)
 		}
 	}
-	rel := []struct{ sim, real, want float64 }{{110, 100, 0.1}, {90, 100, -0.1}, {0, 0, 0}, {5, 0, math.Inf(1)}, {-5, 0, math.Inf(-1)}}
+	rel := []struct{ sim, real, want float64 }{{110, 100, 0.1}, {90, 100, -0.1}, {0, 0, 0}}
 	for _, c := range rel {
-		if got := relError(c.sim, c.real); !closeTo(got, c.want, 1e-12) {
+		if got := relError(c.sim, c.real); got == nil || !closeTo(*got, c.want, 1e-12) {
 			t.Errorf("relError(%v, %v) = %v, want %v", c.sim, c.real, got, c.want)
+		}
+	}
+	for _, sim := range []float64{5, -5} {
+		if got := relError(sim, 0); got != nil {
+			t.Errorf("relError(%v, 0) = %v, want none: a relative error against 0 has no value", sim, *got)
 		}
 	}
 }
@@ -100,7 +108,7 @@ func TestCompareMetricsAgainstReplications(t *testing.T) {
 		return MetricComparison{}
 	}
 	a := find("attempts")
-	if a.Real != 100 || a.SimMean != 105 || math.Abs(a.RelError-0.05) > 1e-12 || a.SimTwin != 90 ||
+	if a.Real != 100 || a.SimMean != 105 || a.RelError == nil || math.Abs(*a.RelError-0.05) > 1e-12 || a.SimTwin != 90 ||
 		a.SimLo != 90 || a.SimHi != 120 || a.SimMin != 90 || a.SimMax != 120 || !a.Inside || a.Pass == nil || !*a.Pass {
 		t.Errorf("attempts = %+v", a)
 	}
@@ -234,7 +242,7 @@ func TestCompareStormCutAtHorizon(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: missing", c.name)
-		case math.Abs(m.RelError-c.rel) > 1e-12:
+		case m.RelError == nil || math.Abs(*m.RelError-c.rel) > 1e-12:
 			t.Errorf("%s: relative error %v, want %v", c.name, m.RelError, c.rel)
 		case (m.Pass != nil) != c.tolerance || (m.Pass != nil && *m.Pass != c.pass):
 			t.Errorf("%s: pass %v, want checked %v pass %v", c.name, m.Pass, c.tolerance, c.pass)
@@ -283,5 +291,93 @@ func TestConvergenceOverTheReplicationsThatEnded(t *testing.T) {
 	}
 	if c, ok := convergence(reps[:2]); ok {
 		t.Errorf("1 of 2 ended: compared anyway: %+v", c)
+	}
+}
+
+// TestEveryComparisonIsFinite: whatever the real runs and the
+// replications hold (zeros on either side, one run, empty series, storms
+// that ended or were cut), every number of every comparison is finite,
+// so calibration.json never holds NaN or ±Inf. The cases are drawn at
+// random, zeros half of the time.
+func TestEveryComparisonIsFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 26))
+	count := func() int64 {
+		if r.IntN(2) == 0 {
+			return 0
+		}
+		return r.Int64N(5000)
+	}
+	series := func() []int64 {
+		s := make([]int64, r.IntN(5))
+		for i := range s {
+			s[i] = count()
+		}
+		return s
+	}
+	for i := range 2000 {
+		var runs []*measured.Run
+		for k := range 1 + r.IntN(3) {
+			run := &measured.Run{Run: k + 1, Seed: uint64(1 + k),
+				Crash:     storm.Summary{Clients: int(1 + r.IntN(3)), Attempts: count(), Rejected: count(), ConvergenceMs: float64(count()), AllReconnected: r.IntN(2) == 0},
+				Decisions: measured.Series{Attempts: series(), Accepts: series()}, ReclaimMs: float64(count())}
+			if r.IntN(2) == 0 {
+				conv := r.IntN(2) == 0
+				run.Outcome = &measured.Outcome{Outcome: map[bool]string{true: "converged", false: "metastable"}[conv], Converged: conv,
+					HorizonMs: float64(count()), Useful: count(), Wasted: count(), TimedOut: count(), GoodputSeries: series(), WastedSeries: series()}
+			}
+			runs = append(runs, run)
+		}
+		var reps []sim.Result
+		for range 2 + r.IntN(3) {
+			res := sim.Result{Clients: runs[0].Crash.Clients, Attempts: count(), Rejected: count(),
+				Series: sim.Series{Attempts: series(), Accepts: series(), Goodput: series(), Wasted: series()}}
+			if r.IntN(2) == 0 {
+				conv := float64(count())
+				res.ConvergenceMs = &conv
+			}
+			if r.IntN(2) == 0 {
+				res.OutcomeResult = &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, HorizonMs: float64(count()), Wasted: count()}
+			}
+			reps = append(reps, res)
+		}
+		metrics, seriesCmp := Metrics(runs, reps, 1), Series(runs, reps, 250)
+		agreements := Agreements("predicted", metrics, seriesCmp)
+		for _, v := range []any{metrics, seriesCmp, agreements} {
+			if ok, at := finitejson.Finite(v); !ok {
+				t.Fatalf("case %d: %s is not finite in %+v", i, at, v)
+			}
+		}
+	}
+}
+
+// TestARealZeroIsJudgedOnTheStormsSize: a storm cut at a 10 s horizon
+// whose real runs wasted nothing, 1,000 clients: its size in claims per
+// second is 100, so the 25 % rate tolerance allows the model 25 wasted
+// claims a second. 20/s agrees, 30/s does not; both have no relative
+// error and say why.
+func TestARealZeroIsJudgedOnTheStormsSize(t *testing.T) {
+	real := []*measured.Run{{Seed: 1, Crash: storm.Summary{Attempts: 20000, Clients: 1000},
+		Decisions: measured.Series{Attempts: []int64{20000}, Accepts: []int64{900}},
+		Outcome:   &measured.Outcome{Outcome: "metastable", HorizonMs: 10000, Useful: 900, GoodputSeries: []int64{900}, WastedSeries: []int64{0}}}}
+	for _, c := range []struct {
+		wasted int64
+		pass   bool
+	}{{200, true}, {300, false}} {
+		reps := []sim.Result{{Attempts: 20000, Clients: 1000, Series: sim.Series{Attempts: []int64{20000}, Accepts: []int64{900}, Goodput: []int64{900}},
+			OutcomeResult: &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, HorizonMs: 10000, Wasted: c.wasted}}}
+		reps = append(reps, reps[0])
+		for _, m := range Metrics(real, reps, 1) {
+			if m.Metric != "wasted_per_s" {
+				continue
+			}
+			want := float64(c.wasted) / 10
+			if m.RelError != nil || m.AbsError != want || m.AbsFloor != 25 || m.Pass == nil || *m.Pass != c.pass {
+				t.Errorf("%d wasted: rel %v abs %v floor %v pass %v; want none, %v, 25, %v", c.wasted, m.RelError, m.AbsError, m.AbsFloor, m.Pass, want, c.pass)
+			}
+			a := Agreements("predicted", []MetricComparison{m}, nil)[0]
+			if !strings.Contains(a.Criterion, "real is 0") || !strings.Contains(a.Observed, "vs real 0") {
+				t.Errorf("agreement %+v does not say the real figure is 0", a)
+			}
+		}
 	}
 }

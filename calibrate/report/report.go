@@ -10,12 +10,15 @@ import (
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
 	"stormsim/internal/atomicfile"
+	"stormsim/internal/finitejson"
 	"stormsim/models"
 	"stormsim/sim"
 )
 
-// SchemaVersion is the version of Report's JSON layout.
-const SchemaVersion = 2
+// SchemaVersion is the version of Report's JSON layout. 3: a relative
+// error against a real 0 is null, with the absolute error beside it; the
+// report names a failure after the measurements (error).
+const SchemaVersion = 3
 
 // Role is what a simulated model stands for; its value is the
 // simulation's label in calibration.json.
@@ -72,6 +75,11 @@ type Report struct {
 	// model (--model) stood in: there is then no calibrated or pooled
 	// model, and Fit holds only the sections that could be measured.
 	FitError string `json:"fit_error,omitempty"`
+	// Error names what failed after the real runs were measured and
+	// fitted (simulating, comparing, charting or writing): the document
+	// then holds the runs, their checks, the fit and the models simulated
+	// before the failure.
+	Error string `json:"error,omitempty"`
 	// CalibratedConfig is the scenario with the calibrated model's sections,
 	// in the config's own keys (also written to calibrated.yaml).
 	CalibratedConfig json.RawMessage `json:"calibrated_config"`
@@ -161,7 +169,7 @@ func (r *Report) Failures() []string {
 // WriteJSON writes the report to path, atomically and readable by all
 // (0644, as stormsim run writes result.json).
 func (r *Report) WriteJSON(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := finitejson.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -248,11 +248,13 @@ func fmtValue(v float64, unit string) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func fmtRel(v float64) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
+// fmtRel is a relative error as a percentage; n/a when it has no value
+// (the real figure is 0).
+func fmtRel(v *float64) string {
+	if v == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%+.1f%%", 100*v)
+	return fmt.Sprintf("%+.1f%%", 100**v)
 }
 
 // metricErr is a simulation's relative error on metric, "-" if absent.

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"stormsim/internal/finitejson"
 )
 
 // Marshal writes items as one JSON object, in slice order: each item is
@@ -23,7 +25,7 @@ func Marshal[T any](items []T, what string, key func(T) string, value func(T) an
 		k, _ := json.Marshal(key(item)) // a string always encodes
 		b.Write(k)
 		b.WriteByte(':')
-		v, err := json.Marshal(value(item))
+		v, err := finitejson.Marshal(value(item))
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", what, key(item), err)
 		}
