@@ -12,7 +12,7 @@ func dbRows(p *PolicySeries) []float64 { return p.DBRowsPerS }
 
 // databaseChart: database read rate over time against the read budget.
 func databaseChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.DBRowsPerS) == 0 })
+	ds = withSeries(ds, dbRows)
 	var budgets []float64
 	for i := range runs {
 		if runs[i].DBBudgetRowsPerS > 0 {

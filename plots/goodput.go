@@ -18,7 +18,7 @@ func queued(p *PolicySeries) []float64  { return p.QueuePerWindow }
 // surviving gateways can claim. In a storm that never ends the gateways
 // stay at capacity while the useful line lies on the floor.
 func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.GoodputPerWindow) == 0 })
+	ds = withSeries(ds, goodput)
 	attempts := func(p *PolicySeries) []float64 { return p.AttemptsPerWindow }
 	var all [][]float64
 	var refs []float64
@@ -115,7 +115,7 @@ func goodputTitle(ds []drawn) string {
 // queueChart: handshakes waiting for their turn at the surviving gateways
 // at the end of each window.
 func queueChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.QueuePerWindow) == 0 })
+	ds = withSeries(ds, queued)
 	p, ta, ca, legend := windowSeriesChart(runs, ds, queued, "handshakes waiting for their turn", opt)
 	applyTime(p, ta)
 	ca.apply(&p.Y)

@@ -15,12 +15,7 @@ import (
 // the analytic bound [duration - renew_every, duration + sweep_every]
 // marked. One histogram per run that has reclaim data.
 func reclaimChart(runs []Run) *figure {
-	var withData []*Run
-	for i := range runs {
-		if runs[i].Reclaim != nil && len(runs[i].Reclaim.TimesMs) > 0 {
-			withData = append(withData, &runs[i])
-		}
-	}
+	withData := withReclaims(runs)
 	bn := binReclaims(withData)
 	p := newPlot("reclaim time: failure to routes deleted (s)", "replications")
 	p.Y.Tick.Marker = linearTicks{whole: true}
@@ -62,6 +57,17 @@ func reclaimChart(runs []Run) *figure {
 	f.caption = caption(runs, "Bound: lease duration - renew period to lease duration + sweep period")
 	f.body = plotBody(p)
 	return f
+}
+
+// withReclaims are the runs with reclaim times.
+func withReclaims(runs []Run) []*Run {
+	var out []*Run
+	for i := range runs {
+		if runs[i].Reclaim != nil && len(runs[i].Reclaim.TimesMs) > 0 {
+			out = append(out, &runs[i])
+		}
+	}
+	return out
 }
 
 // reclaimBinning is the reclaim histograms' bins, shared by every run:

@@ -44,7 +44,7 @@ func staleRoutes(p *PolicySeries) []float64 { return p.StaleRoutesPerWindow }
 
 // staleChart: routes still pointing at the dead gateway over time.
 func staleChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.StaleRoutesPerWindow) == 0 })
+	ds = withSeries(ds, staleRoutes)
 	p, ta, ca, legend := windowSeriesChart(runs, ds, staleRoutes, "stale routes (devices that look online)", opt)
 	applyTime(p, ta)
 	ca.apply(&p.Y)

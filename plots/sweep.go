@@ -3,7 +3,6 @@ package plots
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 )
 
@@ -141,16 +140,22 @@ func (m SweepMetric) bestTitle(values []float64, where func(i int) string) strin
 	return s
 }
 
-func (s Sweep) check(dir string) error {
+func (s Sweep) check() error {
 	if s.File == "" || strings.ContainsAny(s.File, `/\`) {
 		return fmt.Errorf("plots: sweep chart file name %q must be a plain base name", s.File)
 	}
-	if st, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("plots: %w", err)
-	} else if !st.IsDir() {
-		return fmt.Errorf("plots: %s is not a directory", dir)
-	}
 	return nil
+}
+
+// save writes a sweep chart, or its error, into dir.
+func save(dir string, c *Chart, err error, opt Options) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	return c.Save(dir, opt)
 }
 
 // readable switches a millisecond metric to seconds when its values reach

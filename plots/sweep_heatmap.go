@@ -18,11 +18,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteHeatMap draws the metric over two swept axes as a rasterized heat
-// map with a colour bar into dir/File.{png,svg}. grid[yi][xi] is the metric
-// at (x.Values[xi], y.Values[yi]); NaN marks a missing point (drawn grey).
+// WriteHeatMap draws the heat map HeatMap draws into dir/File.{png,svg}.
 func (s Sweep) WriteHeatMap(dir string, x, y SweepAxis, grid [][]float64, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.HeatMap(x, y, grid, opt)
+	return save(dir, c, err, opt)
+}
+
+// HeatMap draws the metric over two swept axes as a rasterized heat map
+// with a colour bar. grid[yi][xi] is the metric at (x.Values[xi],
+// y.Values[yi]); NaN marks a missing point (drawn grey).
+func (s Sweep) HeatMap(x, y SweepAxis, grid [][]float64, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := checkGrid(x, y, grid); err != nil {
@@ -47,7 +53,7 @@ func (s Sweep) WriteHeatMap(dir string, x, y SweepAxis, grid [][]float64, opt Op
 	f.title = s.Metric.bestTitle(flat, func(i int) string { return x.at(i%cols) + ", " + y.at(i/cols) })
 	p := heatPanel(x, y, grid, s.Notes, hs, opt.withDefaults(), 1)
 	f.body = heatBody([][]*plot.Plot{{p}}, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
-	return f.save(dir, s.File, opt)
+	return newChart(s.File, f), nil
 }
 
 func checkGrid(x, y SweepAxis, grid [][]float64) error {

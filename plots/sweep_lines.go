@@ -11,10 +11,16 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteLines draws the metric against one swept axis, one line per group
-// (with its interval as error bars when given), into dir/File.{png,svg}.
+// WriteLines draws the chart Lines draws into dir/File.{png,svg}.
 func (s Sweep) WriteLines(dir string, x SweepAxis, lines []SweepLine, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.Lines(x, lines, opt)
+	return save(dir, c, err, opt)
+}
+
+// Lines draws the metric against one swept axis, one line per group
+// (with its interval as error bars when given).
+func (s Sweep) Lines(x SweepAxis, lines []SweepLine, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := x.validate("x"); err != nil {
@@ -39,7 +45,7 @@ func (s Sweep) WriteLines(dir string, x SweepAxis, lines []SweepLine, opt Option
 	for i, l := range lines {
 		conv[i] = SweepLine{Group: l.Group, Values: scaled(l.Values, f), Lo: scaled(l.Lo, f), Hi: scaled(l.Hi, f)}
 	}
-	return s.linesFigure(x, conv, opt.withDefaults()).save(dir, s.File, opt)
+	return newChart(s.File, s.linesFigure(x, conv, opt.withDefaults())), nil
 }
 
 func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure {

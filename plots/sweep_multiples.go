@@ -7,11 +7,18 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// WriteSmallMultiples draws the metric over three swept axes: one heat map
-// panel per value of the panel axis, all on one colour scale, into
-// dir/File.{png,svg}. grid[pi][yi][xi] is the metric at panel value pi.
+// WriteSmallMultiples draws the chart SmallMultiples draws into
+// dir/File.{png,svg}.
 func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][]float64, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.SmallMultiples(x, y, panel, grid, opt)
+	return save(dir, c, err, opt)
+}
+
+// SmallMultiples draws the metric over three swept axes: one heat map
+// panel per value of the panel axis, all on one colour scale.
+// grid[pi][yi][xi] is the metric at panel value pi.
+func (s Sweep) SmallMultiples(x, y, panel SweepAxis, grid [][][]float64, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := panel.validate("panel"); err != nil {
@@ -62,5 +69,5 @@ func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][
 		return x.at(c%len(x.Values)) + ", " + y.at(c/len(x.Values)) + ", " + panel.at(i/cells)
 	})
 	f.body = heatBody(panels, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
-	return f.save(dir, s.File, opt)
+	return newChart(s.File, f), nil
 }

@@ -29,9 +29,9 @@ func workOf(d drawn) work {
 	return work{d: d, convergenceMs: Spread{c, c, c}, attempts: Spread{a, a, a}}
 }
 
-// workVsTimeChart: the trade-off in one picture, total attempts (work)
-// against convergence time, one labelled point per policy.
-func workVsTimeChart(runs []Run, ds []drawn) *figure {
+// convergedWork are the points of the lines that converged and made
+// attempts: the others have no place on the chart.
+func convergedWork(ds []drawn) []work {
 	var ws []work
 	for _, d := range ds {
 		w := workOf(d)
@@ -39,6 +39,13 @@ func workVsTimeChart(runs []Run, ds []drawn) *figure {
 			ws = append(ws, w)
 		}
 	}
+	return ws
+}
+
+// workVsTimeChart: the trade-off in one picture, total attempts (work)
+// against convergence time, one labelled point per policy.
+func workVsTimeChart(runs []Run, ds []drawn) *figure {
+	ws := convergedWork(ds)
 	p := newPlot("convergence time: last client connected (s)", "handshake attempts (total)")
 	addGrid(p)
 	f := &figure{title: workTitle(ws)}
