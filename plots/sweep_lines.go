@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -35,12 +36,16 @@ func (s Sweep) Lines(x SweepAxis, lines []SweepLine, opt Options) (*Chart, error
 				s.File, l.Group, len(x.Values), len(l.Values), len(l.Lo), len(l.Hi))
 		}
 	}
+	if err := validateLimits(s.Limits, len(lines), len(x.Values)); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
 	var all [][]float64
 	for _, l := range lines {
 		all = append(all, l.Values)
 	}
 	var f float64
 	s.Metric, f = s.Metric.readable(all...)
+	s.Limits = scaledLimits(s.Limits, f)
 	conv := make([]SweepLine, len(lines))
 	for i, l := range lines {
 		conv[i] = SweepLine{Group: l.Group, Values: scaled(l.Values, f), Lo: scaled(l.Lo, f), Hi: scaled(l.Hi, f)}
@@ -54,14 +59,25 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 		xa = scale{log: true, floor: xa.min, min: xa.min, max: xa.max}
 	}
 	var all [][]float64
+	var flat []float64
 	for _, l := range lines {
 		all = append(all, l.Values, l.Lo, l.Hi)
+		flat = append(flat, l.Values...)
+	}
+	var bounds []reference
+	for _, l := range s.Limits {
+		if finite(l.Bound) {
+			bounds = append(bounds, reference{l.Bound, "limit: " + l.Text})
+			all = append(all, []float64{l.Bound})
+		}
 	}
 	ya := valueAxis(all)
 
 	p := newPlot(x.label(), s.Metric.label())
 	addGrid(p)
 	f := &figure{caption: s.Caption}
+	refItems := addReferences(p, xa, ya, bounds)
+	failing := failingCells(s.Limits, len(lines), len(x.Values))
 	var drawn drawnPoints
 	for li, l := range lines {
 		thumb := addSweepLine(p, x, xa, ya, l, seriesColor(li), &drawn)
@@ -69,7 +85,32 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 			f.legend = append(f.legend, legendItem{l.Group, thumb})
 		}
 	}
-	f.title = s.Metric.bestTitle(drawn.values, func(i int) string { return drawn.where[i] })
+	f.legend = append(f.legend, refItems...)
+	for i, fails := range failing {
+		if fails && finite(flat[i]) {
+			p.Add(failedMark(xa.xy(ya, x.Values[i%len(x.Values)], flat[i])))
+		}
+	}
+	if note := limitCaption(s.Limits); note != "" {
+		f.caption += ". " + strings.Replace(note, "Hatched", "Ringed", 1)
+	}
+	f.title = s.Metric.limitTitle(s.Limits, flat, failing, func(i int) string {
+		w := x.at(i % len(x.Values))
+		if g := lines[i/len(x.Values)].Group; g != "" {
+			w += " (" + g + ")"
+		}
+		return w
+	})
+	if f.title == "" {
+		f.title = s.Metric.bestTitle(drawn.values, func(i int) string { return drawn.where[i] })
+		var rows [][]float64
+		for _, l := range lines {
+			rows = append(rows, l.Values)
+		}
+		if d := direction(rows); d != 0 {
+			f.title = s.Metric.Name + " " + movesWith(d, x.Name) + "; " + lowerFirst(f.title)
+		}
+	}
 	xa.apply(&p.X)
 	ya.apply(&p.Y)
 	sweepXTicks(p, x, xa)
@@ -78,6 +119,11 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 	}
 	f.body = plotBody(p)
 	return f
+}
+
+// failedMark rings a point that fails a limit.
+func failedMark(at plotter.XY) *plotter.Scatter {
+	return &plotter.Scatter{XYs: plotter.XYs{at}, GlyphStyle: draw.GlyphStyle{Color: referenceColor, Radius: vg.Points(6), Shape: draw.RingGlyph{}}}
 }
 
 // drawnPoints are the values a chart drew and where each is ("rate=10

@@ -44,6 +44,11 @@ func (s Sweep) SmallMultiples(x, y, panel SweepAxis, grid [][][]float64, opt Opt
 		scaledCube[i] = scaledGrid(g, factor)
 	}
 	grid = scaledCube
+	if err := validateLimits(s.Limits, len(grid)*len(y.Values), len(x.Values)); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
+	s.Limits = scaledLimits(s.Limits, factor)
+	digits := cellDigits(s.Limits, grid...)
 	hs := newHeatScale(grid...)
 
 	n := len(panel.Values)
@@ -55,7 +60,11 @@ func (s Sweep) SmallMultiples(x, y, panel SweepAxis, grid [][][]float64, opt Opt
 	}
 	var flat []float64
 	for i, g := range grid {
-		p := heatPanel(x, y, g, nil, hs, opt, cols)
+		var fails []bool
+		if len(s.Limits) > 0 {
+			fails = failingCells(s.Limits, len(grid)*len(y.Values), len(x.Values))[i*len(y.Values)*len(x.Values) : (i+1)*len(y.Values)*len(x.Values)]
+		}
+		p := heatPanel(x, y, heatCells{grid: g, failing: fails, digits: digits}, hs, opt, cols)
 		panelTitle(p, panel.at(i))
 		panels[i/cols][i%cols] = p
 		for _, row := range g {
@@ -64,10 +73,17 @@ func (s Sweep) SmallMultiples(x, y, panel SweepAxis, grid [][][]float64, opt Opt
 	}
 	cells := len(x.Values) * len(y.Values)
 	f := &figure{caption: heatCaption(s.Caption, grid...)}
-	f.title = s.Metric.bestTitle(flat, func(i int) string {
+	if note := limitCaption(s.Limits); note != "" {
+		f.caption += ". " + note
+	}
+	where := func(i int) string {
 		c := i % cells
-		return x.at(c%len(x.Values)) + ", " + y.at(c/len(x.Values)) + ", " + panel.at(i/cells)
-	})
+		return x.shortAt(c%len(x.Values)) + ", " + y.shortAt(c/len(x.Values)) + ", " + panel.shortAt(i/cells)
+	}
+	f.title = s.Metric.limitTitle(s.Limits, flat, failingCells(s.Limits, len(grid)*len(y.Values), len(x.Values)), where)
+	if f.title == "" {
+		f.title = s.Metric.bestTitle(flat, where)
+	}
 	f.body = heatBody(panels, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
 	return newChart(s.File, f), nil
 }

@@ -141,15 +141,26 @@ func workTitle(ws []work) string {
 	if len(ws) == 1 || fast.convergenceMs.Mean == slow.convergenceMs.Mean {
 		return fmt.Sprintf("%s converges in %s with %s attempts", fast.d.label, fmtDuration(fast.convergenceMs.Mean), fmtCount(fast.attempts.Mean))
 	}
-	speed := fmtRatio(slow.convergenceMs.Mean/fast.convergenceMs.Mean) + " sooner"
-	var cost string
-	switch a, b := fast.attempts.Mean, slow.attempts.Mean; {
-	case a < b:
-		cost = "with " + fmtRatio(b/a) + " fewer attempts"
-	case a > b:
-		cost = "at " + fmtRatio(a/b) + " the attempts"
-	default:
-		cost = "with as many attempts"
+	speed := "converges " + fmtRatio(slow.convergenceMs.Mean/fast.convergenceMs.Mean) + " sooner than"
+	if slow.convergenceMs.Mean < 1.05*fast.convergenceMs.Mean {
+		speed = "converges " + fmtPercent(slow.convergenceMs.Mean/fast.convergenceMs.Mean-1) + " sooner than"
 	}
-	return fmt.Sprintf("%s converges %s than %s %s", fast.d.label, speed, slow.d.label, cost)
+	return fmt.Sprintf("%s %s %s %s", fast.d.label, speed, slow.d.label, attemptsBeside(fast.attempts.Mean, slow.attempts.Mean))
+}
+
+// attemptsBeside compares a's attempts with b's in words: a factor when
+// one is at least twice the other, else a percentage, so that a
+// difference of a few per cent never reads "1.0× fewer".
+func attemptsBeside(a, b float64) string {
+	switch {
+	case a == b || math.Abs(a-b) < 0.005*math.Max(a, b):
+		return "with as many attempts"
+	case a < b && b >= 2*a:
+		return "with " + fmtRatio(b/a) + " fewer attempts"
+	case a < b:
+		return "with " + fmtPercent(1-a/b) + " fewer attempts"
+	case a >= 2*b:
+		return "at " + fmtRatio(a/b) + " the attempts"
+	}
+	return "with " + fmtPercent(a/b-1) + " more attempts"
 }
