@@ -39,7 +39,7 @@ func runPlot(e *env, cmd *command, args []string) error {
 		if err != nil {
 			return badInput(err)
 		}
-		run := chartRun(doc, scenarioOf(f, doc))
+		run := plots.FromDocument(doc, scenarioOf(f, doc))
 		if err := run.Validate(); err != nil {
 			return usageErrorf("%s: cannot chart it: %v", f, err)
 		}
