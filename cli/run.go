@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"stormsim/config"
+	"stormsim/htmlreport"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
@@ -159,7 +160,7 @@ func (r *stormRun) writeDir(dir *outdir.Dir, res *results.Document, s *sim.Scena
 	}
 	written := []string{path}
 	if r.charts {
-		paths, err := plots.Write(dir.Path, plots.FromDocument(res, s), plots.Options{})
+		paths, err := plots.Write(dir.Path, htmlreport.ChartRun(res, s), plots.Options{})
 		written = append(written, paths...)
 		if err != nil {
 			return fmt.Errorf("stormsim run: %w", err)

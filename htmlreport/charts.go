@@ -1,20 +1,21 @@
-package plots
+package htmlreport
 
 import (
 	"math"
 	"time"
 
+	"stormsim/plots"
 	"stormsim/results"
 	"stormsim/sim"
 )
 
-// FromDocument turns a result document into what the charts draw. s is
+// ChartRun turns a result document into what the charts draw. s is
 // the resolved scenario the document ran (for the admission and claim
 // capacity lines); nil draws neither. With replications, the
 // work-vs-time chart gets the 95% confidence interval of each policy's
 // mean attempts and convergence time, and the reclaim histogram every
 // replication's reclaim.
-func FromDocument(doc *results.Document, s *sim.Scenario) Run {
+func ChartRun(doc *results.Document, s *sim.Scenario) plots.Run {
 	capacity := math.Inf(1)
 	window := time.Duration(0) // the results' window: the metrics window, or coarser on a long run
 	if len(doc.Results) > 0 {
@@ -23,7 +24,7 @@ func FromDocument(doc *results.Document, s *sim.Scenario) Run {
 	if s != nil && window > 0 {
 		capacity = s.Admission.New().WindowBound(window)
 	}
-	run := FromResults(doc.Name, doc.Seed, doc.Results, capacity)
+	run := plots.FromResults(doc.Name, doc.Seed, doc.Results, capacity)
 	if s != nil && s.Capacity != nil {
 		survivors := 1
 		if s.Gateways != nil {
@@ -40,7 +41,7 @@ func FromDocument(doc *results.Document, s *sim.Scenario) Run {
 			attempts, ok1 := sum.Metrics.Lookup("attempts")
 			convergence, ok2 := sum.Metrics.Lookup("convergence_ms")
 			if ok1 && ok2 {
-				p.Replicated = &Replicated{Runs: len(attempts.Runs), Attempts: ciSpread(attempts),
+				p.Replicated = &plots.Replicated{Runs: len(attempts.Runs), Attempts: ciSpread(attempts),
 					ConvergenceMs: ciSpread(convergence), SpreadKind: "mean ± 95% CI"}
 			}
 			if rc, ok := sum.Metrics.Lookup("reclaim.reclaim_ms"); ok && i == 0 && run.Reclaim != nil {
@@ -51,6 +52,6 @@ func FromDocument(doc *results.Document, s *sim.Scenario) Run {
 	return run
 }
 
-func ciSpread(m results.MetricStat) Spread {
-	return Spread{Mean: m.Mean, Lo: m.CI95[0], Hi: m.CI95[1]}
+func ciSpread(m results.MetricStat) plots.Spread {
+	return plots.Spread{Mean: m.Mean, Lo: m.CI95[0], Hi: m.CI95[1]}
 }
