@@ -273,7 +273,7 @@ func cellImage(h heatCells, hs heatScale, px int) image.Image {
 			if h.filled(r, c) {
 				col = notedCellRGB
 			}
-			stripe := blend(col, contrastText(col), 0.35)
+			stripe := blend(col, contrastText(col), 0.4)
 			hatched := h.fails(r, c)
 			for dy := range px {
 				for dx := range px {
