@@ -52,19 +52,32 @@ func (pl *pointLimits) add(sums []results.Summary) {
 	pl.meets = append(pl.meets, meets)
 }
 
-// failing lists the checks point i fails, each with the policy it fails
-// for when the sweep has several.
-func (pl *pointLimits) failing(i int) []string {
-	var out []string
+// FailedCheck is a check a point fails, for one policy.
+type FailedCheck struct {
+	Text   string // the check as written
+	Field  string // the metric it reads
+	Policy string // the policy it fails for
+	// Named is whether the check names its policy (results[LABEL]):
+	// String then needs not.
+	Named bool
+}
+
+// String is the check as written, and the policy it fails for when the
+// check applies to every policy of several.
+func (f FailedCheck) String() string {
+	if f.Named {
+		return f.Text
+	}
+	return f.Text + " (" + f.Policy + ")"
+}
+
+// failing lists the checks point i fails.
+func (pl *pointLimits) failing(i int) []FailedCheck {
+	var out []FailedCheck
 	for ci, c := range pl.checks {
 		for li, label := range pl.labels {
-			if !pl.fails[ci][li][i] {
-				continue
-			}
-			if len(pl.labels) > 1 && c.Metric.Policy == "" {
-				out = append(out, c.Text+" ("+label+")")
-			} else {
-				out = append(out, c.Text)
+			if pl.fails[ci][li][i] {
+				out = append(out, FailedCheck{Text: c.Text, Field: c.Metric.Field, Policy: label, Named: c.Metric.Policy != "" || len(pl.labels) == 1})
 			}
 		}
 	}

@@ -75,8 +75,12 @@ func TestPointsAreHeldToTheBaseChecks(t *testing.T) {
 				}
 			}
 		}
-		if !slices.Equal(pr.Failing, want) {
-			t.Errorf("point %d (%s): failing %q, check says %q", i, pt.ID, pr.Failing, want)
+		var got []string
+		for _, f := range pr.Failing {
+			got = append(got, f.String())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("point %d (%s): failing %q, check says %q", i, pt.ID, got, want)
 		}
 		if len(want) == 0 {
 			meeting++

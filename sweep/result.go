@@ -30,7 +30,7 @@ type PointResult struct {
 	Index     int
 	Values    AxisValues
 	Summaries []results.Summary // per policy, every metric's statistics
-	Failing   []string          // the checks the point fails, as written (and the policy, when there are several)
+	Failing   []FailedCheck     // the checks the point fails
 }
 
 // Read reads the finished sweep in dir: sweep.json and every point of
