@@ -41,6 +41,7 @@ type Section struct {
 	ID     string
 	Title  string
 	Text   []string // paragraphs
+	Code   string   // a preformatted block (a file), after the text
 	Tables []Table
 	Charts []Chart
 }

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,16 +77,30 @@ func configOf(title string, echo []byte, hash string) (Config, error) {
 	return Config{Title: title, Text: string(text), Hash: hash}, nil
 }
 
-// table turns a results table into a page's: the first column text, the
-// others figures.
+// figure matches a cell that is a figure, right-aligned: a number with
+// its unit or sign ("1,000", "4.522s", "+5.2%", "[180, 188]", "10/11
+// pass", "0.25 ± 0.01"), not a sentence that holds one.
+var figure = regexp.MustCompile(`^[-+\[(]?[0-9][0-9.,]*(\.[0-9]+)?(\s?(ms|s|µs|%|×|x|/s|k|M)?)?([ /±,\]][^ ]*){0,3}$`)
+
+// table turns a results table into a page's: a column whose every cell
+// is a figure (or "-") is right-aligned, the first column is a label.
 func table(id string, t results.Table) Table {
 	out := Table{ID: id, Caption: t.Title, Header: t.Header}
+	numeric := make([]bool, len(t.Header))
+	for j := 1; j < len(numeric); j++ {
+		numeric[j] = true
+		for _, row := range t.Rows {
+			if j < len(row) && row[j] != "-" && row[j] != "" && !figure.MatchString(row[j]) {
+				numeric[j] = false
+			}
+		}
+	}
 	for _, row := range t.Rows {
 		cells := make([]Cell, len(row))
-		for i, v := range row {
-			cells[i] = Cell{Text: v, Class: "num"}
-			if i == 0 || !strings.ContainsAny(v, "0123456789") {
-				cells[i].Class = ""
+		for j, v := range row {
+			cells[j] = Cell{Text: v}
+			if j < len(numeric) && numeric[j] {
+				cells[j].Class = "num"
 			}
 		}
 		out.Rows = append(out.Rows, cells)
