@@ -173,17 +173,22 @@ func dropDefaults(root, m *yaml.Node, want json.RawMessage, top bool) error {
 	return nil
 }
 
-// echoOf is the echo of the scenario root writes.
+// echoOf is the echo of the config file root writes, its checks
+// included.
 func echoOf(root *yaml.Node) (json.RawMessage, error) {
 	data, err := encodeYAML(root, "")
 	if err != nil {
 		return nil, err
 	}
-	s, err := Parse("the written config", data, nil)
+	doc, err := ParseDocument("the written config", data)
 	if err != nil {
 		return nil, err
 	}
-	return Echo(s), nil
+	f, err := doc.ScenarioFile()
+	if err != nil {
+		return nil, err
+	}
+	return f.Echo(), nil
 }
 
 // encodeYAML writes root with the header as comments, choosing flow

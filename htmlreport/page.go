@@ -167,8 +167,14 @@ func (p *Page) HTML() ([]byte, error) {
 // failure at any write, leave the earlier report or none, never a part.
 // It returns the path written.
 func Write(dir string, p *Page) (string, error) {
+	return write(dir, p, nil)
+}
+
+// write is Write with the file seen through through (nil: as it is), for
+// tests that fail its writes.
+func write(dir string, p *Page, through func(io.Writer) io.Writer) (string, error) {
 	path := filepath.Join(dir, File)
-	if err := atomicfile.WriteFrom(path, buffered{p}); err != nil {
+	if err := atomicfile.WriteFrom(path, buffered{p, through}); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
 	return path, nil
@@ -176,10 +182,16 @@ func Write(dir string, p *Page) (string, error) {
 
 // buffered writes a page through a buffer, so that the file sees a few
 // large writes rather than one per template fragment.
-type buffered struct{ p *Page }
+type buffered struct {
+	p       *Page
+	through func(io.Writer) io.Writer
+}
 
 func (b buffered) WriteTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	if b.through != nil {
+		w = b.through(w)
+	}
+	bw := bufio.NewWriter(w)
 	n, err := b.p.WriteTo(bw)
 	if err != nil {
 		return n, err

@@ -67,10 +67,10 @@ func scenarioFile(echo []byte) (*config.ScenarioFile, error) {
 	return doc.ScenarioFile()
 }
 
-// configOf is a config echo as the page shows it: YAML, every resolved
-// key.
+// configOf is a config echo as the page shows it: YAML with the
+// defaults left out, which reads back as the echo the hash identifies.
 func configOf(title string, echo []byte, hash string) (Config, error) {
-	text, err := config.YAML(echo, config.YAMLOptions{})
+	text, err := config.YAML(echo, config.YAMLOptions{Minimal: true})
 	if err != nil {
 		return Config{}, err
 	}
