@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,12 +74,11 @@ func SweepPage(res *sweep.Result, manifestJSON, pointsNDJSON []byte) (*Page, err
 	p.Facts = []Fact{{"points", count(int64(m.Points))}, {"axes", strings.Join(dims, " × ")},
 		{"replications per point", fmt.Sprint(m.Replications)}, {"seed", fmt.Sprint(m.Seed)},
 		{"sweep", shortHash(m.Sweep)}, {"written by", m.Tool}}
-	p.Sections = append(p.Sections, sweepPoints(res))
 	svgs, err := svgCharts("chart", charts)
 	if err != nil {
 		return nil, err
 	}
-	p.Sections = append(p.Sections, Section{ID: "charts", Title: "charts", Charts: svgs})
+	p.Sections = append(p.Sections, Section{ID: "charts", Title: "charts", Charts: svgs}, sweepPoints(res))
 	p.Config = Config{Title: "base scenario", Hash: m.Sweep}
 	if len(m.Base) > 0 {
 		if p.Config, err = configOf("base scenario", m.Base, m.Sweep); err != nil {
@@ -136,7 +136,7 @@ func sweepPoints(res *sweep.Result) Section {
 	}
 	if len(m.Checks) > 0 {
 		t.Header = append(t.Header, "checks")
-		sec.Text = append(sec.Text, fmt.Sprintf("Every point is held to the base scenario's checks (%s); a figure a failed check reads is marked.", strings.Join(m.Checks, ", ")))
+		sec.Text = append(sec.Text, fmt.Sprintf("Every point is held to the base scenario's checks (%s), as stormsim check would hold a run of it; the figure a failed check reads is marked.", strings.Join(m.Checks, ", ")))
 	}
 	for _, pt := range res.Points {
 		for _, sum := range pt.Summaries {
@@ -167,7 +167,7 @@ func sweepPoints(res *sweep.Result) Section {
 				if len(failed) == 0 {
 					row = append(row, Cell{Text: "PASS", Class: "pass"})
 				} else {
-					row = append(row, Cell{Text: "FAIL " + strings.Join(failed, "; "), Class: "fail"})
+					row = append(row, Cell{Text: "FAIL", Class: "fail"})
 				}
 			}
 			t.Rows = append(t.Rows, row)
@@ -192,6 +192,9 @@ func statText(ms results.MetricStat, ref results.MetricRef) string {
 		return ""
 	case results.TimeUnit(ref.Field) == "ms":
 		return seconds(v)
+	}
+	if r := sig4(v); r == math.Trunc(r) && math.Abs(r) >= 1000 {
+		return count(int64(r))
 	}
 	return strconv.FormatFloat(sig4(v), 'f', -1, 64)
 }
