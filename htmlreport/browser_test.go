@@ -204,12 +204,12 @@ func judgeEvents(t *testing.T, events []chromium.Event, url string) {
 	t.Helper()
 	for _, e := range events {
 		var p struct {
-			Type    string `json:"type"`
-			Args    []struct{ Value any } `json:"args"`
+			Type    string                            `json:"type"`
+			Args    []struct{ Value any }             `json:"args"`
 			Entry   struct{ Level, Text, URL string } `json:"entry"`
-			Request struct{ URL string } `json:"request"`
+			Request struct{ URL string }              `json:"request"`
 			Details struct {
-				Text      string `json:"text"`
+				Text      string                       `json:"text"`
 				Exception struct{ Description string } `json:"exception"`
 			} `json:"exceptionDetails"`
 		}
