@@ -10,42 +10,17 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"stormsim/internal/imagediff"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
 
-// goldenTolerance is the largest mean absolute difference per colour
-// channel (0..255) still accepted as the same picture. Rendering is pure Go
-// with embedded fonts, so the same module versions give identical pixels
-// (difference 0); the slack absorbs anti-aliasing changes in a rasterizer
-// upgrade. Moving the capacity line from 5 to 6 per window costs about
-// 0.7, dropping a policy about 29.
-const goldenTolerance = 0.3
+// goldenTolerance: see imagediff.Tolerance.
+const goldenTolerance = imagediff.Tolerance
 
-// meanAbsDiff is the mean absolute difference of a and b per RGB channel,
-// or -1 when their sizes differ.
-func meanAbsDiff(a, b image.Image) float64 {
-	if a.Bounds().Size() != b.Bounds().Size() {
-		return -1
-	}
-	var sum float64
-	ab, bb := a.Bounds(), b.Bounds()
-	for y := 0; y < ab.Dy(); y++ {
-		for x := 0; x < ab.Dx(); x++ {
-			r1, g1, b1, _ := a.At(ab.Min.X+x, ab.Min.Y+y).RGBA()
-			r2, g2, b2, _ := b.At(bb.Min.X+x, bb.Min.Y+y).RGBA()
-			sum += absDiff(r1, r2) + absDiff(g1, g2) + absDiff(b1, b2)
-		}
-	}
-	return sum / 257 / float64(3*ab.Dx()*ab.Dy())
-}
-
-func absDiff(a, b uint32) float64 {
-	if a > b {
-		return float64(a - b)
-	}
-	return float64(b - a)
-}
+// meanAbsDiff: see imagediff.MeanAbsDiff.
+var meanAbsDiff = imagediff.MeanAbsDiff
 
 // goldenPNG compares chart, drawn as PNG, with testdata/NAME.golden.png
 // (refreshed with -update) and returns the golden image. A variant drawn
