@@ -3,7 +3,8 @@ package models
 import (
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // DetectionSpec is how a client notices that its gateway failed.
@@ -39,22 +40,22 @@ func (d *DetectionSpec) Validate() error {
 		}
 	case DetectionHeartbeat:
 		if d.Ping <= 0 {
-			return &policies.ParamError{Key: "ping", Problem: "must be > 0", Got: d.Ping}
+			return &param.Error{Key: "ping", Problem: "must be > 0", Got: d.Ping}
 		}
 		if d.Idle < d.Ping {
-			return &policies.ParamError{Key: "idle", Problem: "must be >= ping (" + d.Ping.String() + ")", Got: d.Idle}
+			return &param.Error{Key: "idle", Problem: "must be >= ping (" + d.Ping.String() + ")", Got: d.Idle}
 		}
 	default:
-		return &policies.ParamError{Key: "kind", Problem: "must be reset or heartbeat", Got: d.Kind}
+		return &param.Error{Key: "kind", Problem: "must be reset or heartbeat", Got: d.Kind}
 	}
 	return nil
 }
 
 // NoticeDelay is how long after the failure client c notices it.
 func (d *DetectionSpec) NoticeDelay(seed, c uint64) time.Duration {
-	u := policies.Draw(seed, c, 0, policies.StreamDetection)
+	u := rng.Draw(seed, c, 0, rng.StreamDetection)
 	if d.Kind == DetectionHeartbeat {
-		return d.Idle - d.Ping + policies.UniformDuration(u, d.Ping)
+		return d.Idle - d.Ping + rng.UniformDuration(u, d.Ping)
 	}
 	return d.Delay.Sample(u)
 }
@@ -87,13 +88,13 @@ func (f *FailureSpec) Validate() error {
 	case FailureCrash, FailureHang:
 	case FailureDrain:
 		if f.Grace < 0 {
-			return &policies.ParamError{Key: "grace", Problem: "must be >= 0", Got: f.Grace}
+			return &param.Error{Key: "grace", Problem: "must be >= 0", Got: f.Grace}
 		}
 		if f.Grace == 0 {
 			f.Grace = DefaultDrainGrace
 		}
 	default:
-		return &policies.ParamError{Key: "kind", Problem: "must be crash, hang or drain", Got: f.Kind}
+		return &param.Error{Key: "kind", Problem: "must be crash, hang or drain", Got: f.Kind}
 	}
 	return nil
 }
@@ -103,5 +104,5 @@ func (f *FailureSpec) GoawayAt(seed, c uint64) time.Duration {
 	if !f.Spread {
 		return 0
 	}
-	return policies.UniformDuration(policies.Draw(seed, c, 0, policies.StreamGoaway), f.Grace)
+	return rng.UniformDuration(rng.Draw(seed, c, 0, rng.StreamGoaway), f.Grace)
 }
