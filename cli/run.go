@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"stormsim/budget"
 	"stormsim/config"
 	"stormsim/htmlreport"
 	"stormsim/internal/atomicfile"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"stormsim/budget"
 	"stormsim/config"
 	"stormsim/htmlreport"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
