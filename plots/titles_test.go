@@ -105,7 +105,7 @@ func TestConnectedTitle(t *testing.T) {
 		want string
 	}{
 		{[]PolicySeries{stuck, done}, "serve stalls at 25% connected; 99% connected after 2 s with skip"},
-		{[]PolicySeries{stuck}, "Serve stalls at 25% connected"},
+		{[]PolicySeries{stuck}, "serve stalls at 25% connected"}, // a label keeps its case: "Socketio" was no policy
 	} {
 		if got := connectedTitle(oneRun(5, 0, c.ps...)); got != c.want {
 			t.Errorf("title = %q\nwant    %q", got, c.want)
