@@ -123,13 +123,7 @@ const inspect = `(async () => {
 // Chromium it skips, with CI=true it fails (.ci/run installs Debian's
 // chromium).
 func TestShippedReportsInABrowser(t *testing.T) {
-	path := chromium.Find()
-	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true and no Chromium on PATH: .ci/run installs Debian's chromium")
-		}
-		t.Skip("no Chromium on PATH (apt-get install chromium)")
-	}
+	path := chromium.Need(t)
 	start := time.Now()
 	reports := shippedReports(t, t.TempDir())
 	built := time.Since(start)

@@ -82,15 +82,11 @@ func CalibrationPage(reportJSON, calibratedYAML []byte) (*Page, error) {
 		models = append(models, byTitle(string(sm.Role)+" model")...)
 	}
 	p.Sections = append(p.Sections, Section{ID: "models", Title: "models metric by metric", Tables: models})
-	charts, err := rep.Charts(chartOptions)
+	charts, err := chartSection(rep.Charts(chartOptions))
 	if err != nil {
 		return nil, err
 	}
-	svgs, err := svgCharts("chart", charts)
-	if err != nil {
-		return nil, err
-	}
-	p.Sections = append(p.Sections, Section{ID: "charts", Title: "charts", Charts: svgs})
+	p.Sections = append(p.Sections, charts)
 	if len(calibratedYAML) > 0 {
 		p.Sections = append(p.Sections, Section{ID: "calibrated", Title: "calibrated scenario",
 			Text: []string{calibratedFile + ", beside this page: the pooled fit, a config stormsim run and sweep take as it is."},

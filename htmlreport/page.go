@@ -86,6 +86,16 @@ type Data struct {
 // hundred points, enough for the width a page gives a chart.
 var chartOptions = plots.Options{MaxPoints: 800}
 
+// chartSection is the page's "charts" section: charts as inline SVG, or
+// the error that drawing them met.
+func chartSection(charts []*plots.Chart, err error) (Section, error) {
+	if err != nil {
+		return Section{}, err
+	}
+	svgs, err := svgCharts("chart", charts)
+	return Section{ID: "charts", Title: "charts", Charts: svgs}, err
+}
+
 // svgCharts renders charts as inline SVG, with ids prefix-NAME.
 func svgCharts(prefix string, charts []*plots.Chart) ([]Chart, error) {
 	var out []Chart
@@ -140,20 +150,7 @@ func embedded(body []byte) (template.JS, error) {
 
 // WriteTo renders the page as HTML to w.
 func (p *Page) WriteTo(w io.Writer) (int64, error) {
-	cw := &countingWriter{w: w}
-	err := tmpl.Execute(cw, p)
-	return cw.n, err
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
+	return atomicfile.Func(func(w io.Writer) error { return tmpl.Execute(w, p) }).WriteTo(w)
 }
 
 // HTML renders the page.

@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -41,15 +42,11 @@ func RunPage(resultJSON []byte) (*Page, error) {
 		p.Sections = append(p.Sections, sec)
 		p.Verdict = verdict
 	}
-	charts, err := plots.Charts([]plots.Run{ChartRun(doc, file.Scenario)}, chartOptions)
+	charts, err := chartSection(plots.Charts([]plots.Run{ChartRun(doc, file.Scenario)}, chartOptions))
 	if err != nil {
 		return nil, err
 	}
-	svgs, err := svgCharts("chart", charts)
-	if err != nil {
-		return nil, err
-	}
-	p.Sections = append(p.Sections, Section{ID: "charts", Title: "charts", Charts: svgs})
+	p.Sections = append(p.Sections, charts)
 	p.Config, err = configOf("config", doc.Config, doc.ConfigHash)
 	if err != nil {
 		return nil, err
@@ -218,7 +215,7 @@ func runHeadline(doc *results.Document) string {
 		return neverEnds(open[0])
 	}
 	conv := func(r *sim.Result) float64 { ms, _ := r.Convergence(); return ms }
-	slices.SortStableFunc(ended, func(a, b *sim.Result) int { return cmp(conv(a), conv(b)) })
+	slices.SortStableFunc(ended, func(a, b *sim.Result) int { return cmp.Compare(conv(a), conv(b)) })
 	best := ended[0]
 	head := fmt.Sprintf("%s: %s in %s", best.Policy, back(best), seconds(conv(best)))
 	switch {
@@ -256,14 +253,4 @@ func neverEnds(r *sim.Result) string {
 		s += fmt.Sprintf(", %s of route claims wasted on clients that had left", percent(float64(o.Wasted)/float64(o.Wasted+o.Connected)))
 	}
 	return s + "."
-}
-
-func cmp(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -74,11 +74,11 @@ func SweepPage(res *sweep.Result, manifestJSON, pointsNDJSON []byte) (*Page, err
 	p.Facts = []Fact{{"points", count(int64(m.Points))}, {"axes", strings.Join(dims, " × ")},
 		{"replications per point", fmt.Sprint(m.Replications)}, {"seed", fmt.Sprint(m.Seed)},
 		{"sweep", shortHash(m.Sweep)}, {"written by", m.Tool}}
-	svgs, err := svgCharts("chart", charts)
+	section, err := chartSection(charts, nil)
 	if err != nil {
 		return nil, err
 	}
-	p.Sections = append(p.Sections, Section{ID: "charts", Title: "charts", Charts: svgs}, sweepPoints(res))
+	p.Sections = append(p.Sections, section, sweepPoints(res))
 	p.Config = Config{Title: "base scenario", Hash: m.Sweep}
 	if len(m.Base) > 0 {
 		if p.Config, err = configOf("base scenario", m.Base, m.Sweep); err != nil {

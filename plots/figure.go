@@ -195,31 +195,11 @@ func (c *Chart) Save(dir string, opt Options) ([]string, error) {
 	var paths []string
 	for _, format := range opt.Formats {
 		path := filepath.Join(dir, c.Name+"."+format)
-		err := atomicfile.WriteFrom(path, writerTo(func(w io.Writer) error { return c.Encode(w, format, opt) }))
+		err := atomicfile.WriteFrom(path, atomicfile.Func(func(w io.Writer) error { return c.Encode(w, format, opt) }))
 		if err != nil {
 			return paths, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-// writerTo adapts an encoding function to io.WriterTo, counting bytes.
-type writerTo func(w io.Writer) error
-
-func (f writerTo) WriteTo(w io.Writer) (int64, error) {
-	cw := &countWriter{w: w}
-	err := f(cw)
-	return cw.n, err
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -55,6 +55,12 @@ func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return SaveAll(dir, charts, opt)
+}
+
+// SaveAll saves each chart into dir (Chart.Save) and returns the paths
+// written, up to the first failure.
+func SaveAll(dir string, charts []*Chart, opt Options) ([]string, error) {
 	var written []string
 	for _, c := range charts {
 		paths, err := c.Save(dir, opt)

@@ -127,15 +127,7 @@ func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var written []string
-	for _, c := range charts {
-		paths, err := c.Save(dir, plots.Options{})
-		written = append(written, paths...)
-		if err != nil {
-			return written, err
-		}
-	}
-	return written, nil
+	return plots.SaveAll(dir, charts, plots.Options{})
 }
 
 // charts draws the sweep's charts from the collected values, in memory.

@@ -37,15 +37,7 @@ func (rep *Report) WriteCharts(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var written []string
-	for _, c := range charts {
-		paths, err := c.Save(dir, plots.Options{})
-		written = append(written, paths...)
-		if err != nil {
-			return written, err
-		}
-	}
-	return written, nil
+	return plots.SaveAll(dir, charts, plots.Options{})
 }
 
 // Charts draws, from what the report holds: the plots package's overlay

@@ -12,18 +12,10 @@ import (
 	"time"
 )
 
-// Need starts a Chromium for a test: without one the test skips, or
-// fails with CI=true, where .ci/run installs it.
+// need starts a Chromium for a test (see Need).
 func need(t *testing.T) *Browser {
 	t.Helper()
-	path := Find()
-	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true and no Chromium on PATH: .ci/run installs Debian's chromium")
-		}
-		t.Skip("no Chromium on PATH (apt-get install chromium)")
-	}
-	b, err := Start(path, 800, 600)
+	b, err := Start(Need(t), 800, 600)
 	if err != nil {
 		t.Fatal(err)
 	}
