@@ -483,18 +483,23 @@ func heatTitle(s Sweep, x, y SweepAxis, grid [][]float64) string {
 	if t := notesTitle(x, y, s.Notes); t != "" {
 		return t
 	}
-	var moves []string
-	if d := direction(grid); d != 0 {
-		moves = append(moves, movesWith(d, x.Name))
+	dx, dy := direction(grid), direction(transpose(grid))
+	var moves string
+	switch {
+	case dx != 0 && dx == dy:
+		moves = movesWith(dx, x.Name+" and "+y.Name)
+	case dx != 0 && dy != 0:
+		moves = movesWith(dx, x.Name) + " and " + movesWith(dy, y.Name)
+	case dx != 0:
+		moves = movesWith(dx, x.Name)
+	case dy != 0:
+		moves = movesWith(dy, y.Name)
+	default:
+		return s.Metric.bestTitle(flat, where)
 	}
-	if d := direction(transpose(grid)); d != 0 {
-		moves = append(moves, movesWith(d, y.Name))
-	}
-	best := s.Metric.bestTitle(flat, where)
-	if len(moves) == 0 {
-		return best
-	}
-	return s.Metric.Name + " " + strings.Join(moves, " and ") + "; " + lowerFirst(best)
+	lo, hi := SweepMetric{Name: s.Metric.Name, Unit: s.Metric.Unit}.extremes(flat, nil)
+	return fmt.Sprintf("%s %s: from %s (%s) to %s (%s)", s.Metric.Name, moves,
+		s.Metric.value(flat[lo]), where(lo), s.Metric.value(flat[hi]), where(hi))
 }
 
 // notesTitle says where storms did not end, column by column; "" when
@@ -572,11 +577,14 @@ func direction(rows [][]float64) int {
 	return 0
 }
 
-func movesWith(d int, name string) string {
-	if d > 0 {
-		return "rises with " + name
+func movesWith(d int, names string) string {
+	switch {
+	case d > 0:
+		return "rises with " + names
+	case strings.Contains(names, " and "):
+		return "falls as " + names + " grow"
 	}
-	return "falls as " + name + " grows"
+	return "falls as " + names + " grows"
 }
 
 func transpose(g [][]float64) [][]float64 {

@@ -108,7 +108,9 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 			rows = append(rows, l.Values)
 		}
 		if d := direction(rows); d != 0 {
-			f.title = s.Metric.Name + " " + movesWith(d, x.Name) + "; " + lowerFirst(f.title)
+			lo, hi := SweepMetric{Name: s.Metric.Name}.extremes(drawn.values, nil)
+			f.title = fmt.Sprintf("%s %s: from %s (%s) to %s (%s)", s.Metric.Name, movesWith(d, x.Name),
+				s.Metric.value(drawn.values[lo]), drawn.where[lo], s.Metric.value(drawn.values[hi]), drawn.where[hi])
 		}
 	}
 	xa.apply(&p.X)

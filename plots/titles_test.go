@@ -271,7 +271,9 @@ func TestHeatTitle(t *testing.T) {
 			[][]float64{{5000, 48000, nan}, {2400, nan, nan}, {1600, nan, nan}},
 			"Storms never end in 5 of 9 cells: at clients = 10000 with admission.rate ≥ 800; at clients = 40000 at every admission.rate"},
 		{"trend along one axis", Sweep{Metric: conv}, grid,
-			"convergence_ms rises with clients; lowest convergence_ms, 1.6 s, at clients = 1000, admission.rate = 2400: 56× lower than the highest (90 s at clients = 40000, admission.rate = 300)"},
+			"convergence_ms rises with clients: from 1.6 s (clients = 1000, admission.rate = 2400) to 90 s (clients = 40000, admission.rate = 300)"},
+		{"trend along both", Sweep{Metric: conv}, [][]float64{{1000, 2000, 3000}, {2000, 3000, 4000}, {3000, 4000, 5000}},
+			"convergence_ms rises with clients and admission.rate: from 1 s (clients = 1000, admission.rate = 300) to 5 s (clients = 40000, admission.rate = 2400)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
