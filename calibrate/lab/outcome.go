@@ -53,4 +53,6 @@ func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64
 }
 
 // nanos is a time of the log, in ms, as a duration.
-func nanos(ms float64) time.Duration { return time.Duration(math.Round(ms * float64(time.Millisecond))) }
+func nanos(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
