@@ -30,13 +30,14 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 	addGrid(p)
 	legend := outageShades(runs, p, ta, ca)
 	for _, d := range ds {
-		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes))
+		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes), d.p.HorizonMs)
 		if l == nil {
 			continue
 		}
 		p.Add(l)
 		legend = append(legend, legendItem{d.label, l})
 	}
+	legend = append(legend, horizonMarks(p, ta, ca, ds, pick)...)
 	return p, ta, ca, legend
 }
 

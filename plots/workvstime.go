@@ -29,13 +29,15 @@ func workOf(d drawn) work {
 	return work{d: d, convergenceMs: Spread{c, c, c}, attempts: Spread{a, a, a}}
 }
 
+// plotted reports whether w has a point to draw: a storm that converged.
+func (w work) plotted() bool { return w.convergenceMs.Mean > 0 && w.attempts.Mean > 0 }
+
 // workVsTimeChart: the trade-off in one picture, total attempts (work)
 // against convergence time, one labelled point per policy.
 func workVsTimeChart(runs []Run, ds []drawn) *figure {
 	var ws []work
 	for _, d := range ds {
-		w := workOf(d)
-		if w.convergenceMs.Mean > 0 && w.attempts.Mean > 0 {
+		if w := workOf(d); w.plotted() {
 			ws = append(ws, w)
 		}
 	}
