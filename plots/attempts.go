@@ -58,7 +58,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label, lines[i]})
 		}
 	}
-	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, attempts)...)
+	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, fmtCount, attempts)...)
 	for i := range runs {
 		r := &runs[i]
 		if !r.hasCapacity() {

@@ -59,7 +59,7 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label + " " + s.what, l})
 		}
 	}
-	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, wasted, goodput)...)
+	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, fmtCount, wasted, goodput)...)
 	for i := range runs {
 		r := &runs[i]
 		if r.ClaimCapacityPerWindow <= 0 || (i > 0 && r.ClaimCapacityPerWindow == runs[0].ClaimCapacityPerWindow) {

@@ -37,7 +37,7 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 		p.Add(l)
 		legend = append(legend, legendItem{d.label, l})
 	}
-	legend = append(legend, horizonMarks(p, ta, ca, ds, pick)...)
+	legend = append(legend, horizonMarks(p, ta, ca, ds, fmtCount, pick)...)
 	return p, ta, ca, legend
 }
 

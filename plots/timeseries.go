@@ -237,14 +237,14 @@ func runsToHorizon(n int, windowMs, cutMs float64) bool {
 
 // horizonMarks marks, on a chart of the series picks pick, where the
 // horizon cut each storm of ds that it cut: a dotted vertical line at the
-// horizon, and a dot with its value where each line meets it. It returns
-// the legend entries, one per distinct horizon.
-func horizonMarks(p *plot.Plot, ta, ca scale, ds []drawn, picks ...func(*PolicySeries) []float64) []legendItem {
+// horizon, and a dot with its value (as format writes it) where each line
+// meets it. It returns the legend entries, one per distinct horizon.
+func horizonMarks(p *plot.Plot, ta, ca scale, ds []drawn, format func(float64) string, picks ...func(*PolicySeries) []float64) []legendItem {
 	var items []legendItem
 	var seen []float64
 	for _, d := range ds {
 		for _, pick := range picks {
-			items = append(items, horizonMark(p, ta, ca, d, pick(d.p), &seen)...)
+			items = append(items, horizonMark(p, ta, ca, d, pick(d.p), format, &seen)...)
 		}
 	}
 	return items
@@ -252,14 +252,14 @@ func horizonMarks(p *plot.Plot, ta, ca scale, ds []drawn, picks ...func(*PolicyS
 
 // horizonMark marks where line v of d meets its storm's horizon, and the
 // horizon itself unless seen holds it already.
-func horizonMark(p *plot.Plot, ta, ca scale, d drawn, v []float64, seen *[]float64) []legendItem {
+func horizonMark(p *plot.Plot, ta, ca scale, d drawn, v []float64, format func(float64) string, seen *[]float64) []legendItem {
 	h := d.p.HorizonMs
 	if len(v) == 0 || !runsToHorizon(len(v), d.p.WindowMs, h) {
 		return nil
 	}
 	last := v[len(v)-1]
 	at := ta.xy(ca, h/1000, last)
-	if labels, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{at}, Labels: []string{fmtCount(last) + " "}}); err == nil {
+	if labels, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{at}, Labels: []string{format(last) + " "}}); err == nil {
 		for i := range labels.TextStyle {
 			labels.TextStyle[i] = pointLabelStyle(d.color)
 			labels.TextStyle[i].XAlign = draw.XRight
