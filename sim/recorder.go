@@ -56,22 +56,23 @@ func (r *recorder) init(window time.Duration, gateways, clients int, tracked boo
 	}
 }
 
-// arrived records an attempt that reached gateway gw at t, and returns
-// its window.
-func (r *recorder) arrived(t time.Duration, gw int) int {
+// attempt records an attempt that reached gateway gw at t, in the window
+// of t, and, when the gateway was done with it before the horizon
+// (settled), what it got in the window of its decision: out, or skipped
+// when dropped (admitted, then dropped at its claim's turn). Shed and
+// skipped handshakes are neither accepted nor rejected.
+func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, gw int, dropped bool) {
 	w := r.index(t)
 	r.attempts.add(w, 1)
 	if len(r.gateways) > 0 && gw > 0 {
 		r.gateways[gw].attempts.add(w, 1)
 	}
-	return w
-}
-
-// settled records, in window w (its decision's), what an attempt that
-// reached gateway gw got: out, or skipped when dropped (admitted, then
-// dropped at its claim's turn). Shed and skipped handshakes are neither
-// accepted nor rejected.
-func (r *recorder) settled(w int, out outcome, gw int, dropped bool) {
+	if !settled {
+		return
+	}
+	if decided != t {
+		w = r.index(decided)
+	}
 	switch {
 	case dropped, out == shed, out == skipped:
 		return

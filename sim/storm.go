@@ -278,15 +278,11 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	// An attempt counts at its arrival; what it got, once the gateway is
 	// done with it (its answer left), in the window of its decision: one
 	// the horizon finds still waiting or in service has got nothing yet.
-	w := st.rec.arrived(t, gw)
-	switch {
-	case answered >= st.horizon:
+	settled := answered < st.horizon
+	if !settled {
 		st.end.waiting++
-	case decided != t:
-		st.rec.settled(st.rec.index(decided), out, gw, dropped)
-	default:
-		st.rec.settled(w, out, gw, dropped)
 	}
+	st.rec.attempt(t, decided, settled, out, gw, dropped)
 	if out == admitted {
 		if st.pool != nil {
 			st.pool.conns[gw]++ // the balancer counts the connection from its admission
