@@ -34,7 +34,7 @@ func (d *Document) WriteTable(w io.Writer) error {
 	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
 	outcomes := d.hasOutcomes()
 	if outcomes {
-		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped")
+		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped", "waiting")
 	}
 	row(header...)
 	for _, r := range d.Results {
@@ -50,9 +50,9 @@ func (d *Document) WriteTable(w io.Writer) error {
 			human.Count(r.PeakAttemptsPerWindow), last, p50, p99}
 		if o := r.OutcomeResult; o != nil {
 			cells = append(cells, string(o.Outcome), human.Count(o.Connected), human.Count(o.TimedOut), human.Count(o.Wasted),
-				human.Count(o.Shed), human.Count(o.Skipped))
+				human.Count(o.Shed), human.Count(o.Skipped), human.Count(o.Waiting))
 		} else if outcomes {
-			cells = append(cells, "-", "-", "-", "-", "-", "-")
+			cells = append(cells, "-", "-", "-", "-", "-", "-", "-")
 		}
 		row(cells...)
 	}
