@@ -12,20 +12,22 @@ import (
 
 // TestDataFlowsOneWay keeps stormsim's packages in the order its data
 // flows: config (YAML) -> sim (the engine, with its policies and models)
-// -> runner -> results -> check, plots and sweep -> cli. No package
+// -> runner -> results -> check, plots and sweep -> cli; budget estimates
+// from the scenario and the results' shape, upstream of what runs it. No package
 // imports one further down the flow, so that, for instance, results takes
 // the config hash it is given rather than reaching back for package config.
 func TestDataFlowsOneWay(t *testing.T) {
 	downstream := map[string][]string{
-		"policies": {"models", "sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
-		"models":   {"sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
-		"sim":      {"config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
+		"policies": {"budget", "models", "sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
+		"models":   {"budget", "sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
+		"sim":      {"budget", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
 		"config":   {"runner", "results", "check", "plots", "sweep", "cli", "calibrate"},
 		"runner":   {"config", "check", "plots", "sweep", "cli", "calibrate"},
-		"results":  {"config", "runner", "check", "plots", "sweep", "cli", "calibrate"},
+		"results":  {"budget", "config", "runner", "check", "plots", "sweep", "cli", "calibrate"},
 		"check":    {"config", "runner", "plots", "sweep", "cli", "calibrate"},
 		"plots":    {"config", "runner", "results", "check", "sweep", "cli", "calibrate"},
 		"sweep":    {"check", "cli", "calibrate"},
+		"budget":   {"config", "runner", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
 	}
 	for pkg, forbidden := range downstream {
 		for _, imp := range moduleImports(t, pkg) {

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/policies"
 	"stormsim/results"

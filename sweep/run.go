@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"stormsim/budget"
 	"stormsim/internal/atomicfile"
-	"stormsim/internal/budget"
 	"stormsim/results"
 	"stormsim/runner"
 	"stormsim/sim"
