@@ -52,7 +52,7 @@ var layers = [][]string{
 	{"sim", "gateway", "gateway/client", "internal/pgtest"},
 	{"config", "results", "plots", "gateway/storm"},
 	{"runner", "check", "calibrate/measured"},
-	{"internal/budget", "calibrate/compare", "calibrate/fit", "calibrate/lab"},
+	{"budget", "calibrate/compare", "calibrate/fit", "calibrate/lab"},
 	{"sweep", "calibrate/report"},
 	{"calibrate"},
 	{"cli"},
