@@ -126,6 +126,7 @@ func (r *stormRun) load(cmd *command) (*config.ScenarioFile, []policies.Spec, bu
 	if err != nil {
 		return nil, nil, est, badInput(err)
 	}
+	warnInert(r.e.stderr, file)
 	if r.limits, err = r.rf.limits(cmd.name); err != nil {
 		return nil, nil, est, err
 	}

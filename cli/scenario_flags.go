@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/pflag"
 
 	"stormsim/config"
+	"stormsim/internal/safetext"
 	"stormsim/sim"
 )
 
@@ -29,6 +33,14 @@ func (f *scenarioFlags) load(cmd string) (*sim.Scenario, error) {
 		return nil, err
 	}
 	return file.Scenario, nil
+}
+
+// warnInert says on w which keys of the scenario file cannot act; the
+// command goes on, its exit code unchanged.
+func warnInert(w io.Writer, file *config.ScenarioFile) {
+	for _, warning := range file.Warnings {
+		fmt.Fprintln(w, safetext.Terminal(warning.String()))
+	}
 }
 
 // loadDocument reads and resolves the scenario file, and returns the

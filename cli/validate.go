@@ -62,6 +62,7 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 	if err != nil {
 		return badInput(err)
 	}
+	warnInert(e.stderr, file)
 	est := budget.Run(s, specs, limits, rf.workers)
 	if err := est.CheckRun(limits, s.Replications); err != nil {
 		return rf.overBudget(err, doc)

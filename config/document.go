@@ -142,6 +142,11 @@ func (d *Document) ScenarioFile() (*ScenarioFile, error) {
 		return nil, &Error{Where: d.file, Problem: err.Error()}
 	}
 	f := &ScenarioFile{Scenario: s}
+	for _, k := range s.InertKeys() {
+		if d.sets(k.Path) {
+			f.Warnings = append(f.Warnings, Warning{Where: d.whereKey(k.Path), Path: k.Path, Problem: k.Reason})
+		}
+	}
 	if l.Checks != nil {
 		f.Checks = *l.Checks
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 
+	"stormsim/internal/safetext"
 	"stormsim/sim"
 )
 
@@ -22,6 +23,22 @@ type ScenarioFile struct {
 	// checks: key (an empty list is kept as one, so that it echoes as
 	// written).
 	Checks []string
+	// Warnings name the keys the file (or an override) sets that cannot
+	// act in this scenario, one line each: the run goes on, and the user
+	// is told.
+	Warnings []Warning
+}
+
+// Warning is a key that is set but can have no effect (sim.InertKeys).
+type Warning struct {
+	Where   string // "FILE:LINE", or the --set override that set the key
+	Path    string // e.g. "policies[0].timeout"
+	Problem string // why it does nothing
+}
+
+// String is the warning as one line: "FILE:LINE: warning: PATH: PROBLEM".
+func (w Warning) String() string {
+	return safetext.OneLine(w.Where + ": warning: " + w.Path + ": " + w.Problem)
 }
 
 // fileLayout is the top level of a scenario file as the decoder and the

@@ -1,6 +1,8 @@
 // Package models holds the server-side and environment rules of a storm:
-// admission, leases and sweeps, failure detection, handshake latency and
-// database load. The simulator and the real gateway use the same code.
+// admission, capacity, leases and sweeps, failures and their detection,
+// handshake latency, the gateway pool, database load, and the rule that
+// says how a storm ended. The simulator, the real gateway and the lab use
+// the same code.
 package models
 
 import (

@@ -49,7 +49,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 	lines := make([]*chunkedLine, len(ds))
 	for _, i := range order {
 		d := ds[i]
-		l := windowLine(ta, ca, d.p.WindowMs, d.p.AttemptsPerWindow, opt.MaxPoints, lineStyle(d.color, vg.Points(1.1), d.dashes))
+		l := windowLine(ta, ca, d.p.WindowMs, d.p.AttemptsPerWindow, opt.MaxPoints, lineStyle(d.color, vg.Points(1.1), d.dashes), d.p.HorizonMs)
 		if l != nil {
 			p.Add(l)
 		}
@@ -60,6 +60,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label, lines[i]})
 		}
 	}
+	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, fmtCount, attempts)...)
 	f.legend = append(f.legend, capacity...)
 	applyTime(p, ta)
 	ca.apply(&p.Y)

@@ -79,12 +79,12 @@ func (b Band) Chart(opt Options) (*Chart, error) {
 		if i == 0 {
 			label = l.Label + ": mean of the replications"
 		}
-		if sl := windowLine(ta, ca, b.WindowMs, l.Values, opt.MaxPoints, lineStyle(seriesColor(l.Run), vg.Points(1.3), dashed)); sl != nil {
+		if sl := windowLine(ta, ca, b.WindowMs, l.Values, opt.MaxPoints, lineStyle(seriesColor(l.Run), vg.Points(1.3), dashed), 0); sl != nil {
 			p.Add(sl)
 			f.legend = append(f.legend, legendItem{label, sl})
 		}
 	}
-	if sl := windowLine(ta, ca, b.WindowMs, b.Measured.Values, opt.MaxPoints, lineStyle(seriesColor(b.Measured.Run), vg.Points(2), nil)); sl != nil {
+	if sl := windowLine(ta, ca, b.WindowMs, b.Measured.Values, opt.MaxPoints, lineStyle(seriesColor(b.Measured.Run), vg.Points(2), nil), 0); sl != nil {
 		p.Add(sl)
 		f.legend = append([]legendItem{{b.Measured.Label, sl}}, f.legend...)
 	}

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"gonum.org/v1/plot/plotter"
@@ -59,8 +60,12 @@ func connectedChart(runs []Run, ds []drawn, opt Options) *figure {
 		if !ta.log {
 			xs, ys = []float64{0}, []float64{0}
 		}
+		end := math.Inf(1) // a storm the horizon cut ends there, in the middle of its last window
+		if runsToHorizon(len(frac), d.p.WindowMs, d.p.HorizonMs) {
+			end = d.p.HorizonMs
+		}
 		for i, v := range frac {
-			xs = append(xs, ta.to(float64(i+1)*d.p.WindowMs/1000))
+			xs = append(xs, ta.to(math.Min(float64(i+1)*d.p.WindowMs, end)/1000))
 			ys = append(ys, v)
 		}
 		l := &chunkedLine{&plotter.Line{XYs: downsample(xs, ys, opt.MaxPoints), LineStyle: lineStyle(d.color, vg.Points(1.4), d.dashes)}}
@@ -78,6 +83,7 @@ func connectedChart(runs []Run, ds []drawn, opt Options) *figure {
 		}
 		f.legend = append(f.legend, legendItem{label, l})
 	}
+	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, fmtPercent, connectedFraction)...)
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 	f.caption = caption(runs, "Dot and dashed drop: 99th percentile connect time")

@@ -10,8 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"stormsim/internal/imagediff"
+	"stormsim/models"
+	"stormsim/policies"
+	"stormsim/sim"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -170,4 +174,55 @@ func TestUnitLabelGolden(t *testing.T) {
 	asWritten := axis
 	asWritten.Unit = "" // ticks as written, no unit on the axis
 	goldenPNG(t, "unit-label", draw(axis), draw(asWritten))
+}
+
+// cutStormRun is the storm the horizon cuts that the simulator's tests
+// work by hand: 1,000 clients, one gateway serving 100 handshakes a second
+// for everyone, a fixed 100 ms backoff, a 1 s timeout, cut at 60 s with
+// 43,600 handshakes waiting.
+func cutStormRun(t *testing.T) Run {
+	t.Helper()
+	s := &sim.Scenario{Name: "cut-storm", Clients: 1000, Horizon: time.Minute, Admission: models.AdmissionSpec{Kind: "unlimited"},
+		Policies: []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond, Timeout: time.Second}},
+		Metrics:  sim.Metrics{Window: time.Second}, Capacity: &models.CapacitySpec{AdmitPerS: 100}}
+	if err := s.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := policies.New(s.Policies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sim.Run(s, b, s.Seed)
+	r := FromResults(s.Name, s.Seed, []sim.Result{res}, math.Inf(1))
+	r.ClaimCapacityPerWindow = 100
+	return r
+}
+
+// TestCutQueueGolden compares the queue chart of a storm the horizon cut
+// with testdata/queue-cut.golden.png: the line runs to the 60 s horizon,
+// which is drawn, with the 43,600 still waiting there marked (refresh
+// with go test ./plots -update). Without the cut marked, the chart is not
+// the golden.
+func TestCutQueueGolden(t *testing.T) {
+	run := cutStormRun(t)
+	if p := run.Policies[0]; p.HorizonMs != 60000 || p.QueuePerWindow[len(p.QueuePerWindow)-1] != 43600 {
+		t.Fatalf("horizon %v ms, last queue value %v; want 60000 and 43,600", p.HorizonMs, p.QueuePerWindow[len(p.QueuePerWindow)-1])
+	}
+	queue := func(r Run) *Chart {
+		charts, err := Charts([]Run{r}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(charts, func(c *Chart) bool { return c.Name == QueueChart })
+		if i < 0 {
+			t.Fatalf("no %s chart among %d", QueueChart, len(charts))
+		}
+		return charts[i]
+	}
+	unmarked := cutStormRun(t)
+	unmarked.Policies[0].HorizonMs = 0
+	goldenPNG(t, "queue-cut", queue(run), queue(unmarked))
+	if names := Names(run); slices.Contains(names, WorkVsTimeChart) {
+		t.Errorf("charts %v: a storm that never converged has no point on work-vs-time", names)
+	}
 }

@@ -9,6 +9,7 @@ import (
 )
 
 func goodput(p *PolicySeries) []float64 { return p.GoodputPerWindow }
+func wasted(p *PolicySeries) []float64  { return p.WastedPerWindow }
 func queued(p *PolicySeries) []float64  { return p.QueuePerWindow }
 
 // goodputChart: per window, the handshakes that reached the gateways, the
@@ -54,7 +55,7 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			if s.what == "attempts" && len(ds) > 1 {
 				continue // with several storms the attempts would hide the work
 			}
-			l := windowLine(ta, ca, d.p.WindowMs, s.v, opt.MaxPoints, lineStyle(d.color, vg.Points(s.width), s.dashes))
+			l := windowLine(ta, ca, d.p.WindowMs, s.v, opt.MaxPoints, lineStyle(d.color, vg.Points(s.width), s.dashes), d.p.HorizonMs)
 			if l == nil {
 				continue
 			}
@@ -62,6 +63,7 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label + " " + s.what, l})
 		}
 	}
+	f.legend = append(f.legend, horizonMarks(p, ta, ca, ds, fmtCount, wasted, goodput)...)
 	f.legend = append(f.legend, capacity...)
 	applyTime(p, ta)
 	ca.apply(&p.Y)
@@ -120,11 +122,15 @@ func queueTitle(ds []drawn) string {
 		label      string
 		peak, last float64
 		emptyMs    float64 // end of the last window with anyone waiting
+		horizonMs  float64 // the horizon the series runs to, 0 for none
 	}
 	var ls []line
 	for _, d := range ds {
 		q := d.p.QueuePerWindow
 		l := line{label: d.label, peak: floats.Max(q), last: q[len(q)-1]}
+		if runsToHorizon(len(q), d.p.WindowMs, d.p.HorizonMs) {
+			l.horizonMs = d.p.HorizonMs
+		}
 		for i := len(q) - 1; i >= 0; i-- {
 			if q[i] > 0 {
 				l.emptyMs = float64(i+1) * d.p.WindowMs
@@ -138,6 +144,10 @@ func queueTitle(ds []drawn) string {
 	}
 	slices.SortStableFunc(ls, func(a, b line) int { return -cmpFloat(a.last, b.last) })
 	worst := ls[0]
+	if worst.last > 0 && worst.horizonMs > 0 {
+		return fmt.Sprintf("The queue does not drain with %s: %s handshakes still waiting at the %s horizon (peak %s)",
+			worst.label, fmtCount(worst.last), fmtDuration(worst.horizonMs), fmtCount(worst.peak))
+	}
 	if worst.last > 0 {
 		return fmt.Sprintf("The queue does not drain with %s: %s handshakes still waiting at the end (peak %s)",
 			worst.label, fmtCount(worst.last), fmtCount(worst.peak))

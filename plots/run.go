@@ -53,6 +53,9 @@ type PolicySeries struct {
 
 	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart; 0: none (a storm that never ended)
 	ConvergenceMs float64 // time of the last successful connect; 0 when the storm did not converge
+	// HorizonMs is the horizon that cut the storm, ms: its series run to
+	// it, and the charts mark it; 0 when the storm ended before it.
+	HorizonMs float64
 
 	// StaleRoutesPerWindow is the number of stale routes at the end of each
 	// window (lease model), drawn over its window; nil when the model is off.
@@ -141,6 +144,7 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
 		if o := res.OutcomeResult; o != nil && !o.Converged {
 			p.ConnectP99Ms = 0 // over the clients that connected: not 99 % of all
+			p.HorizonMs = o.HorizonMs
 		}
 		if res.Series.Goodput != nil {
 			p.GoodputPerWindow = int64s(res.Series.Goodput)
@@ -198,6 +202,9 @@ func (r *Run) Validate() error {
 		where := fmt.Sprintf("run %q policy %q", r.label(), p.Policy)
 		if !(p.WindowMs > 0) {
 			return fmt.Errorf("%s: window must be > 0 ms (got %v)", where, p.WindowMs)
+		}
+		if p.HorizonMs < 0 || math.IsNaN(p.HorizonMs) || math.IsInf(p.HorizonMs, 0) {
+			return fmt.Errorf("%s: horizon must be finite and >= 0 ms (got %v)", where, p.HorizonMs)
 		}
 		if len(p.AcceptsPerWindow) > len(p.AttemptsPerWindow) {
 			return fmt.Errorf("%s: %d accept windows but only %d attempt windows", where, len(p.AcceptsPerWindow), len(p.AttemptsPerWindow))

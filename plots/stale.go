@@ -35,13 +35,14 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 	legend := outageShades(runs, p, ta, ca)
 	refItems := addReferences(p, ta, ca, refs)
 	for _, d := range ds {
-		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes))
+		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes), d.p.HorizonMs)
 		if l == nil {
 			continue
 		}
 		p.Add(l)
 		legend = append(legend, legendItem{d.label, l})
 	}
+	legend = append(legend, horizonMarks(p, ta, ca, ds, fmtCount, pick)...)
 	return p, ta, ca, append(legend, refItems...)
 }
 

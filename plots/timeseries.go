@@ -3,6 +3,7 @@ package plots
 import (
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,10 +202,12 @@ func niceCeilLog(v float64) float64 {
 }
 
 // windowLine draws per-window values as a step line: flat over each
-// window, dropping to zero after the last one. Lines with more than
-// maxPoints corners are reduced by LTTB in plot coordinates, so that the
-// buckets are even on screen whatever the scales.
-func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, sty draw.LineStyle) *chunkedLine {
+// window, dropping to zero after the last one, or, for a series that runs
+// to the horizon that cut its storm (cutMs, 0 for none), ending there at
+// its last value: what the storm did next is unknown, not nothing. Lines
+// with more than maxPoints corners are reduced by LTTB in plot
+// coordinates, so that the buckets are even on screen whatever the scales.
+func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, sty draw.LineStyle, cutMs float64) *chunkedLine {
 	n := len(vals)
 	if n == 0 {
 		return nil
@@ -215,10 +218,63 @@ func windowLine(ta, ca scale, windowMs float64, vals []float64, maxPoints int, s
 		xs = append(xs, ta.to(float64(i)*windowMs/1000))
 		ys = append(ys, ca.to(v))
 	}
-	end := ta.to(float64(n) * windowMs / 1000)
-	xs = append(xs, end, end)
-	ys = append(ys, ca.to(vals[n-1]), ca.to(0))
+	endMs := float64(n) * windowMs
+	if cut := runsToHorizon(n, windowMs, cutMs); cut {
+		xs = append(xs, ta.to(cutMs/1000))
+		ys = append(ys, ca.to(vals[n-1]))
+	} else {
+		end := ta.to(endMs / 1000)
+		xs = append(xs, end, end)
+		ys = append(ys, ca.to(vals[n-1]), ca.to(0))
+	}
 	return &chunkedLine{&plotter.Line{XYs: downsample(xs, ys, maxPoints), StepStyle: plotter.PostStep, LineStyle: sty}}
+}
+
+// runsToHorizon reports whether n windows of windowMs reach the horizon
+// cutMs (0: none) that cut their storm: the last window holds it.
+func runsToHorizon(n int, windowMs, cutMs float64) bool {
+	return cutMs > 0 && float64(n)*windowMs >= cutMs && float64(n-1)*windowMs < cutMs
+}
+
+// horizonMarks marks, on a chart of the series picks pick, where the
+// horizon cut each storm of ds that it cut: a dotted vertical line at the
+// horizon, and a dot with its value (as format writes it) where each line
+// meets it. It returns the legend entries, one per distinct horizon.
+func horizonMarks(p *plot.Plot, ta, ca scale, ds []drawn, format func(float64) string, picks ...func(*PolicySeries) []float64) []legendItem {
+	var items []legendItem
+	var seen []float64
+	for _, d := range ds {
+		for _, pick := range picks {
+			items = append(items, horizonMark(p, ta, ca, d, pick(d.p), format, &seen)...)
+		}
+	}
+	return items
+}
+
+// horizonMark marks where line v of d meets its storm's horizon, and the
+// horizon itself unless seen holds it already.
+func horizonMark(p *plot.Plot, ta, ca scale, d drawn, v []float64, format func(float64) string, seen *[]float64) []legendItem {
+	h := d.p.HorizonMs
+	if len(v) == 0 || !runsToHorizon(len(v), d.p.WindowMs, h) {
+		return nil
+	}
+	last := v[len(v)-1]
+	at := ta.xy(ca, h/1000, last)
+	if labels, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{at}, Labels: []string{format(last) + " "}}); err == nil {
+		for i := range labels.TextStyle {
+			labels.TextStyle[i] = pointLabelStyle(d.color)
+			labels.TextStyle[i].XAlign = draw.XRight
+		}
+		p.Add(labels)
+	}
+	p.Add(&plotter.Scatter{XYs: plotter.XYs{at}, GlyphStyle: draw.GlyphStyle{Color: d.color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}})
+	if slices.Contains(*seen, h) {
+		return nil
+	}
+	*seen = append(*seen, h)
+	l := vline(ta, ca, h/1000, ca.min, ca.max, lineStyle(mutedColor, vg.Points(1.2), []vg.Length{vg.Points(2), vg.Points(2)}))
+	p.Add(l)
+	return []legendItem{{"horizon " + fmtDuration(h) + ": the run stopped, the storm had not", l}}
 }
 
 // chunkedLine strokes a long line as several shorter paths that share

@@ -29,13 +29,16 @@ func workOf(d drawn) work {
 	return work{d: d, convergenceMs: Spread{c, c, c}, attempts: Spread{a, a, a}}
 }
 
+// plotted reports whether w has a point to draw: a storm that converged
+// and made attempts.
+func (w work) plotted() bool { return w.convergenceMs.Mean > 0 && w.attempts.Mean > 0 }
+
 // convergedWork are the points of the lines that converged and made
 // attempts: the others have no place on the chart.
 func convergedWork(ds []drawn) []work {
 	var ws []work
 	for _, d := range ds {
-		w := workOf(d)
-		if w.convergenceMs.Mean > 0 && w.attempts.Mean > 0 {
+		if w := workOf(d); w.plotted() {
 			ws = append(ws, w)
 		}
 	}

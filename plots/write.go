@@ -175,14 +175,16 @@ func withSeries(ds []drawn, pick func(*PolicySeries) []float64) []drawn {
 	return slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(pick(d.p)) == 0 })
 }
 
-// Names lists the chart base names Write would produce for run: the three
-// core charts plus those of the failure models the run has data for.
+// Names lists the chart base names Write would produce for run: the core
+// charts (work-vs-time only when a policy converged: a storm that never
+// ended has no point on it) plus those of the failure models the run has
+// data for.
 func Names(run Run) []string {
 	return chartNames([]Run{run})
 }
 
 func chartNames(runs []Run) []string {
-	names := []string{AttemptsChart, ConnectedChart, WorkVsTimeChart}
+	names := []string{AttemptsChart, ConnectedChart}
 	has := func(pred func(*Run) bool) bool {
 		for i := range runs {
 			if pred(&runs[i]) {
@@ -190,6 +192,11 @@ func chartNames(runs []Run) []string {
 			}
 		}
 		return false
+	}
+	if has(func(r *Run) bool {
+		return slices.ContainsFunc(r.Policies, func(p PolicySeries) bool { return workOf(drawn{p: &p}).plotted() })
+	}) {
+		names = append(names, WorkVsTimeChart)
 	}
 	if has(func(r *Run) bool { return r.Reclaim != nil && len(r.Reclaim.TimesMs) > 0 }) {
 		names = append(names, ReclaimChart)

@@ -336,17 +336,24 @@ func TestWindowLineDownsamplesLongSeries(t *testing.T) {
 	vals[1234] = 77
 	ta := scale{min: 0, max: 100}
 	ca := scale{min: 0, max: 100}
-	l := windowLine(ta, ca, 10, vals, 500, lineStyle(color.Black, 1, nil))
+	l := windowLine(ta, ca, 10, vals, 500, lineStyle(color.Black, 1, nil), 0)
 	if len(l.XYs) > 500 {
 		t.Errorf("line has %d points, want <= 500", len(l.XYs))
 	}
 	if !slices.ContainsFunc(l.XYs, func(p plotter.XY) bool { return p.Y == 77 && p.X == 12.34 }) {
 		t.Error("the lone spike at window 1234 was dropped")
 	}
-	short := windowLine(ta, ca, 10, []float64{4, 6}, 500, lineStyle(color.Black, 1, nil))
+	short := windowLine(ta, ca, 10, []float64{4, 6}, 500, lineStyle(color.Black, 1, nil), 0)
 	want := []plotter.XY{{X: 0, Y: 4}, {X: 0.01, Y: 6}, {X: 0.02, Y: 6}, {X: 0.02, Y: 0}}
 	if !slices.Equal([]plotter.XY(short.XYs), want) {
 		t.Errorf("short line = %v, want %v", short.XYs, want)
+	}
+	// Cut by a horizon at 15 ms, within the second window: the line ends
+	// there at its last value, never dropping to 0.
+	cut := windowLine(ta, ca, 10, []float64{4, 6}, 500, lineStyle(color.Black, 1, nil), 15)
+	want = []plotter.XY{{X: 0, Y: 4}, {X: 0.01, Y: 6}, {X: 0.015, Y: 6}}
+	if !slices.Equal([]plotter.XY(cut.XYs), want) {
+		t.Errorf("cut line = %v, want %v", cut.XYs, want)
 	}
 }
 

@@ -59,7 +59,7 @@ func (d *Document) resultsTable() Table {
 	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
 	outcomes := d.hasOutcomes()
 	if outcomes {
-		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped")
+		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped", "waiting")
 	}
 	t := Table{Header: header}
 	for _, r := range d.Results {
@@ -75,9 +75,9 @@ func (d *Document) resultsTable() Table {
 			human.Count(r.PeakAttemptsPerWindow), last, p50, p99}
 		if o := r.OutcomeResult; o != nil {
 			cells = append(cells, string(o.Outcome), human.Count(o.Connected), human.Count(o.TimedOut), human.Count(o.Wasted),
-				human.Count(o.Shed), human.Count(o.Skipped))
+				human.Count(o.Shed), human.Count(o.Skipped), human.Count(o.Waiting))
 		} else if outcomes {
-			cells = append(cells, "-", "-", "-", "-", "-", "-")
+			cells = append(cells, "-", "-", "-", "-", "-", "-", "-")
 		}
 		t.Rows = append(t.Rows, cells)
 	}

@@ -109,7 +109,7 @@ func BenchmarkReferenceEngine(b *testing.B) {
 	pol := mustBackoff(b, s.Policies[0])
 	var attempts int64
 	for i := 0; i < b.N; i++ {
-		r, _ := referenceRun(s, pol, uint64(i)+1, func(time.Duration, uint32, bool) {})
+		r, _ := referenceRun(s, pol, uint64(i)+1, func(attemptTrace) {})
 		attempts += r.Attempts
 	}
 	b.ReportMetric(float64(attempts)/b.Elapsed().Seconds(), "attempts/s")

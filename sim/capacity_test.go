@@ -10,8 +10,10 @@ import (
 )
 
 // TestCapacityQueuesHandshakes: three clients at t = 0, admission
-// unlimited, a gateway completing 10 admitted handshakes a second. They are
-// decided at 0, 100 and 200 ms and connected when each 100 ms of work ends.
+// unlimited, a gateway completing 10 admitted handshakes a second. All
+// three arrive at 0, are decided at 0, 100 and 200 ms and connected when
+// each 100 ms of work ends: attempts count at their arrival, accepts at
+// their decision.
 func TestCapacityQueuesHandshakes(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
 		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},
@@ -19,8 +21,8 @@ func TestCapacityQueuesHandshakes(t *testing.T) {
 		Capacity: &models.CapacitySpec{AdmitPerS: 10}})
 	r := runFirst(t, s)
 	want := Quantiles{P50: 200, P90: 300, P99: 300, Max: 300}
-	if r.ConnectMs != want || !reflect.DeepEqual(r.Series.Attempts, []int64{1, 1, 1}) {
-		t.Errorf("connects %+v, attempts per window %v; want %+v, [1 1 1]", r.ConnectMs, r.Series.Attempts, want)
+	if r.ConnectMs != want || !reflect.DeepEqual(r.Series.Attempts, []int64{3, 0, 0}) || !reflect.DeepEqual(r.Series.Accepts, []int64{1, 1, 1}) {
+		t.Errorf("connects %+v, attempts %v and accepts %v per window; want %+v, [3 0 0], [1 1 1]", r.ConnectMs, r.Series.Attempts, r.Series.Accepts, want)
 	}
 }
 
@@ -96,7 +98,8 @@ func TestCapacityDecidesOnArrival(t *testing.T) {
 //	c2 decided 400, admitted (done 410, next token at 500); c3 decided
 //	420, rejected, back 570, decided 590, admitted, done 600
 //
-// decisions per 100 ms window [4 0 3 0 2 1], last connect 600 ms. And
+// arrivals per 100 ms window [4 1 2 1 1 1] (at 0, 190, 210 and 230, 380,
+// 400, 570), decisions [4 0 3 0 2 1], last connect 600 ms. And
 // three clients into an unlimited gateway deciding 50/s with claims at
 // 10/s are decided at 20, 40, 60 and connected at 120, 220, 320: the
 // claims queue behind the decisions.
@@ -106,9 +109,14 @@ func TestCapacityDecisionStage(t *testing.T) {
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 100, Decide: models.DecideOnArrival, DecidePerS: 50}})
 	r := runFirst(t, s)
-	if want := []int64{4, 0, 3, 0, 2, 1}; r.Attempts != 10 || lastConnectMs(r) != 600 || !reflect.DeepEqual(r.Series.Attempts, want) {
-		t.Errorf("attempts %d, last connect %v ms, attempts per window %v; want 10, 600, %v",
-			r.Attempts, lastConnectMs(r), r.Series.Attempts, want)
+	decisions := make([]int64, len(r.Series.Accepts))
+	for w := range decisions {
+		decisions[w] = r.Series.Accepts[w] + r.Series.Rejects[w]
+	}
+	if r.Attempts != 10 || lastConnectMs(r) != 600 || !reflect.DeepEqual(r.Series.Attempts, []int64{4, 1, 2, 1, 1, 1}) ||
+		!reflect.DeepEqual(decisions, []int64{4, 0, 3, 0, 2, 1}) {
+		t.Errorf("attempts %d, last connect %v ms, attempts %v and decisions %v per window; want 10, 600, [4 1 2 1 1 1], [4 0 3 0 2 1]",
+			r.Attempts, lastConnectMs(r), r.Series.Attempts, decisions)
 	}
 	q := resolved(t, &Scenario{Clients: 3, Admission: models.AdmissionSpec{Kind: "unlimited"},
 		Policies: []policies.Spec{{Kind: "fixed", Base: time.Second}},

@@ -41,7 +41,7 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 	return runTraced(s, b, seed, nil, report)
 }
 
-func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool), report func(Progress) bool) Result {
+func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace), report func(Progress) bool) Result {
 	st := newStorm(s, b, seed)
 	st.trace = trace
 	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,13 +168,9 @@ func TestEngineMatchesReference(t *testing.T) {
 		w := wheel{ringLimit: []int64{maxRingBuckets, 64, 2}[i%3], minLook: []int{1, 0, minLook, 1}[i%4]}
 		b := mustBackoff(t, s.Policies[0])
 		var gotTrace, wantTrace uint64
-		tracer := func(h *uint64) func(time.Duration, uint32, bool) {
-			return func(t time.Duration, c uint32, ok bool) {
-				v := uint64(t)<<1 ^ uint64(c)<<40
-				if ok {
-					v++
-				}
-				*h = rng.SplitMix64(*h ^ v)
+		tracer := func(h *uint64) func(attemptTrace) {
+			return func(a attemptTrace) {
+				*h = rng.SplitMix64(*h ^ uint64(a.arrival)<<3 ^ uint64(a.out) ^ uint64(a.client)<<40)
 			}
 		}
 		st := newStorm(s, b, s.Seed)
@@ -190,21 +187,75 @@ func TestEngineMatchesReference(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (%+v, policy %+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, s.Policies[0], summary(got), summary(want))
 		}
+		checkCounts(t, fmt.Sprintf("case %d (%+v, policy %+v)", i, *s, s.Policies[0]), s, got, naive)
 		if s.Network == nil && s.Capacity == nil {
-			// Without latency or a queue every answer is immediate, so a
-			// timeout never fires: the naive tally still holds. It knows
-			// nothing of outcomes, goodput and queues, nor of convergence
-			// (its last connect is kept whatever the storm did).
+			// Without latency or a queue every answer is immediate and an
+			// admitted client connects at its arrival: the naive tally holds
+			// the core metrics too. It knows nothing of outcomes, goodput and
+			// queues, nor of convergence (its last connect is kept whatever
+			// the storm did).
 			core := got
 			core.modelResults = modelResults{Refused: got.Refused, Unavailable: got.Unavailable}
 			core.OutcomeResult, core.Series.Goodput, core.Series.Wasted, core.Series.Queue = nil, nil, nil, nil
 			core.ConvergenceMs = &core.ConnectMs.Max
-			naive.modelResults = core.modelResults
-			if !reflect.DeepEqual(core, naive) {
-				t.Fatalf("case %d: recorder and naive tally differ\nrecorder: %+v\nnaive:    %+v", i, summary(core), summary(naive))
+			plain := naive.result(b.Spec.Label, s.Clients, got.Abandoned)
+			plain.modelResults = core.modelResults
+			if !reflect.DeepEqual(core, plain) {
+				t.Fatalf("case %d: recorder and naive tally differ\nrecorder: %+v\nnaive:    %+v", i, summary(core), summary(plain))
 			}
 		}
 	}
+}
+
+// checkCounts holds a result to the counts' definitions, which the naive
+// tally follows attempt by attempt: attempts = accepted + rejected + shed
+// + skipped + waiting, refused and unavailable being parts of rejected;
+// timed_out <= attempts; the attempts, accepts and rejects per window as
+// tallied (when the windows were not merged); and a storm the horizon cut
+// has series that run to the window the horizon falls in.
+func checkCounts(t *testing.T, name string, s *Scenario, got Result, naive naiveTally) {
+	t.Helper()
+	var o OutcomeResult
+	if got.OutcomeResult != nil {
+		o = *got.OutcomeResult
+	}
+	if sum := got.Accepted + got.Rejected + o.Shed + o.Skipped + o.Waiting; got.Attempts != sum {
+		t.Fatalf("%s: attempts %d, but accepted %d + rejected %d + shed %d + skipped %d + waiting %d = %d",
+			name, got.Attempts, got.Accepted, got.Rejected, o.Shed, o.Skipped, o.Waiting, sum)
+	}
+	if o.TimedOut > got.Attempts {
+		t.Fatalf("%s: timed_out %d > attempts %d", name, o.TimedOut, got.Attempts)
+	}
+	type counts struct{ attempts, accepted, rejected, refused, unavailable, shed, skipped, waiting int64 }
+	gotCounts := counts{got.Attempts, got.Accepted, got.Rejected, got.Refused, got.Unavailable, o.Shed, o.Skipped, o.Waiting}
+	wantCounts := counts{sum(naive.attempts), naive.accepted, naive.rejected, naive.refused, naive.unavailable, naive.shed, naive.skipped, naive.waiting}
+	if gotCounts != wantCounts {
+		t.Fatalf("%s: counts %+v, tallied %+v", name, gotCounts, wantCounts)
+	}
+	if got.WindowMs == ms(s.Metrics.Window) {
+		for _, c := range []struct {
+			name      string
+			got, want []int64
+		}{{"attempts", got.Series.Attempts, naive.attempts}, {"accepts", got.Series.Accepts, naive.accepts}, {"rejects", got.Series.Rejects, naive.rejects}} {
+			if !slices.Equal(trimZeros(c.got), trimZeros(c.want)) {
+				t.Fatalf("%s: series.%s %v, tallied %v", name, c.name, c.got, c.want)
+			}
+		}
+	}
+	if got.OutcomeResult != nil && !o.Converged {
+		window := time.Duration(got.WindowMs * float64(time.Millisecond))
+		if want := int((s.EffectiveHorizon()-1)/window) + 1; len(got.Series.Attempts) != want {
+			t.Fatalf("%s: a storm cut at %v has %d windows of %v, want %d", name, s.EffectiveHorizon(), len(got.Series.Attempts), window, want)
+		}
+	}
+}
+
+// trimZeros is s without its trailing zeros.
+func trimZeros(s []int64) []int64 {
+	for len(s) > 0 && s[len(s)-1] == 0 {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 func summary(r Result) string {
@@ -235,9 +286,60 @@ func TestEngineMatchesReferenceOnBigBuckets(t *testing.T) {
 		st := newStorm(s, b, s.Seed)
 		runStorm(st, w, nil)
 		got := st.result()
-		want, _ := referenceRun(s, b, s.Seed, func(time.Duration, uint32, bool) {})
+		want, _ := referenceRun(s, b, s.Seed, func(attemptTrace) {})
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d (%+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, summary(got), summary(want))
 		}
+	}
+}
+
+// TestCountsAddUpAtTheHorizon holds random storms that the horizon cuts
+// while their gateways queue, shed and skip to the counts' definitions
+// (checkCounts), on both engines: a slow capacity, often a timeout, and a
+// horizon short enough that many handshakes are still waiting or in
+// service at it.
+func TestCountsAddUpAtTheHorizon(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	n := 400
+	if testing.Short() {
+		n = 60
+	}
+	var waiting, shed, skipped int
+	for i := 0; i < n; i++ {
+		s := randomScenario(r)
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 10 + r.Float64()*500, RejectPerS: float64(r.IntN(3)) * (100 + r.Float64()*2000),
+			Decide: []models.Decide{models.DecideAtTurn, models.DecideOnArrival}[r.IntN(2)]}
+		if s.Capacity.Decide == models.DecideOnArrival && r.IntN(2) == 0 {
+			s.Capacity.DecidePerS, s.Capacity.RejectPerS = 50+r.Float64()*2000, 0
+		}
+		if r.IntN(2) == 0 {
+			s.Capacity.Abandoned = models.AbandonedSkip
+		}
+		if r.IntN(3) == 0 {
+			s.Capacity.MaxQueue = 1 + r.IntN(30)
+		}
+		if r.IntN(3) != 0 {
+			s.Policies[0].Timeout = time.Duration(1+r.IntN(500)) * time.Millisecond
+		}
+		s.Horizon = s.Disconnect.At + time.Duration(50+r.IntN(3000))*time.Millisecond
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		b := mustBackoff(t, s.Policies[0])
+		st := newStorm(s, b, s.Seed)
+		runStorm(st, wheel{ringLimit: []int64{maxRingBuckets, 2}[i%2], minLook: []int{1, 0}[i%2]}, nil)
+		got := st.result()
+		want, naive := referenceRun(s, b, s.Seed, func(attemptTrace) {})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d (%+v): engine and reference differ\nengine:    %+v\nreference: %+v", i, *s, summary(got), summary(want))
+		}
+		checkCounts(t, fmt.Sprintf("case %d (%+v, capacity %+v, policy %+v)", i, *s, *s.Capacity, s.Policies[0]), s, got, naive)
+		if o := got.OutcomeResult; o != nil {
+			waiting, shed, skipped = waiting+min(1, int(o.Waiting)), shed+min(1, int(o.Shed)), skipped+min(1, int(o.Skipped))
+		}
+	}
+	// The storms must exercise what they are for.
+	if waiting < n/4 || shed < n/20 || skipped < n/20 {
+		t.Errorf("of %d storms, %d left handshakes waiting, %d shed and %d skipped: too few to test the counts", n, waiting, shed, skipped)
 	}
 }

@@ -56,35 +56,40 @@ func (r *recorder) init(window time.Duration, gateways, clients int, tracked boo
 	}
 }
 
-// attempt records an attempt at t answered with out by gateway gw, and
-// returns its window.
-func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
+// attempt records an attempt that reached gateway gw at t, in the window
+// of t, and, when the gateway was done with it before the horizon
+// (settled), what it got in the window of its decision: out, or skipped
+// when dropped (admitted, then dropped at its claim's turn). Shed and
+// skipped handshakes are neither accepted nor rejected.
+func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, gw int, dropped bool) {
 	w := r.index(t)
 	r.attempts.add(w, 1)
-	if out != admitted {
-		r.rejects.add(w, 1)
+	if len(r.gateways) > 0 && gw > 0 {
+		r.gateways[gw].attempts.add(w, 1)
 	}
-	switch out {
-	case refused:
+	if !settled {
+		return
+	}
+	if decided != t {
+		w = r.index(decided)
+	}
+	switch {
+	case dropped, out == shed, out == skipped:
+		return
+	case out == admitted:
+		r.accepts.add(w, 1)
+		if len(r.gateways) > 0 {
+			r.gateways[gw].accepts.add(w, 1)
+		}
+		return
+	case out == refused:
 		r.refused++
-	case unavailable:
+	case out == unavailable:
 		r.unavailable++
 	}
+	r.rejects.add(w, 1)
 	if len(r.gateways) > 0 && gw > 0 {
-		g := &r.gateways[gw]
-		g.attempts.add(w, 1)
-		if out != admitted {
-			g.rejects.add(w, 1)
-		}
-	}
-	return w
-}
-
-// accept records that the attempt of window w was admitted by gateway gw.
-func (r *recorder) accept(w, gw int) {
-	r.accepts.add(w, 1)
-	if len(r.gateways) > 0 {
-		r.gateways[gw].accepts.add(w, 1)
+		r.gateways[gw].rejects.add(w, 1)
 	}
 }
 
@@ -173,10 +178,19 @@ func (r *recorder) quantiles() Quantiles {
 	return Quantiles{P50: ms(at[0]), P90: ms(at[1]), P99: ms(at[2]), Max: ms(at[3])}
 }
 
-func (r *recorder) result(policy string, clients int) Result {
+// result is the recorded part of the result. The series of a storm the
+// horizon cut (cutAt > 0) run to the window cutAt falls in, the last one
+// ending there; those of any other storm end with their last non-empty
+// window.
+func (r *recorder) result(policy string, clients int, cutAt time.Duration) Result {
+	windows := 0
+	if cutAt > 0 {
+		r.reach(cutAt - 1)
+		windows = int((cutAt-1)/r.width) + 1
+	}
 	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.width)}
 	res.Abandoned, res.Refused, res.Unavailable = r.abandoned, r.refused, r.unavailable
-	res.Series = r.trimmed(&r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue)
+	res.Series = r.trimmed(windows, &r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue)
 	for w := range res.Series.Attempts {
 		res.Attempts += res.Series.Attempts[w]
 		res.Accepted += res.Series.Accepts[w]
@@ -192,7 +206,7 @@ func (r *recorder) result(policy string, clients int) Result {
 	res.ConvergenceMs = &convergence
 	for g := 1; g < len(r.gateways); g++ {
 		s := &r.gateways[g]
-		gr := GatewayResult{Gateway: g, Series: r.trimmed(&s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
+		gr := GatewayResult{Gateway: g, Series: r.trimmed(windows, &s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
 		for w := range gr.Series.Attempts {
 			gr.Attempts += gr.Series.Attempts[w]
 			gr.Accepted += gr.Series.Accepts[w]
@@ -205,10 +219,11 @@ func (r *recorder) result(policy string, clients int) Result {
 }
 
 // trimmed returns the series without the windows after the last one that
-// holds anything, padded to one length, never nil; goodput and queue only
-// when the run tracks them.
-func (r *recorder) trimmed(attempts, accepts, rejects, goodput, wasted, queue *windowSeries) Series {
-	end := lastNonZero(attempts.v) + 1
+// holds anything, or the first windows of them when that is more, padded
+// to one length, never nil; goodput and queue only when the run tracks
+// them.
+func (r *recorder) trimmed(windows int, attempts, accepts, rejects, goodput, wasted, queue *windowSeries) Series {
+	end := max(windows, lastNonZero(attempts.v)+1, lastNonZero(accepts.v)+1, lastNonZero(rejects.v)+1)
 	if r.tracked {
 		end = max(end, lastNonZero(goodput.v)+1, lastNonZero(wasted.v)+1, lastNonZero(queue.v)+1)
 	}

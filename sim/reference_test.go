@@ -13,27 +13,14 @@ import (
 // (time, push sequence) holding every pending attempt, driving the same
 // storm model. The production engine must agree with it exactly.
 //
-// It also tallies the core metrics on its own, naively, from the attempts it
-// sees, as an oracle for the recorder (valid when no latency or capacity
-// model moves the decision or the connect away from the arrival).
-func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time.Duration, uint32, bool)) (full, naive Result) {
+// It also tallies what became of every attempt on its own, naively, from
+// the attempts it sees (naiveTally), as an oracle for the recorder.
+func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace)) (full Result, naive naiveTally) {
 	st := newStorm(s, b, seed)
-	window := s.Metrics.Window
-	var attempts, accepts, rejects []int64
-	var connects []time.Duration
-	st.trace = func(t time.Duration, c uint32, ok bool) {
-		trace(t, c, ok)
-		w := int(t / window)
-		for len(attempts) <= w {
-			attempts, accepts, rejects = append(attempts, 0), append(accepts, 0), append(rejects, 0)
-		}
-		attempts[w]++
-		if ok {
-			accepts[w]++
-			connects = append(connects, t)
-		} else {
-			rejects[w]++
-		}
+	naive.window, naive.horizon = s.Metrics.Window, s.EffectiveHorizon()
+	st.trace = func(a attemptTrace) {
+		trace(a)
+		naive.add(a)
 	}
 	q := &refQueue{}
 	var seq uint64
@@ -52,33 +39,90 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(time
 			push(next, ev.client, ev.attempts+1, pay)
 		}
 	}
-	full = st.result()
+	return st.result(), naive
+}
 
-	naive = Result{Policy: b.Spec.Label, Clients: s.Clients, Abandoned: full.Abandoned, WindowMs: ms(window),
-		Series: Series{Attempts: attempts, Accepts: accepts, Rejects: rejects}}
-	if naive.Series.Attempts == nil {
-		naive.Series = Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}}
+// naiveTally counts attempts as the documents define them, one attempt at
+// a time: every one that reached a gateway, in the window of its arrival;
+// what it got once the gateway was done with it before the horizon, in
+// the window of its decision; and the others as waiting.
+type naiveTally struct {
+	window, horizon                          time.Duration
+	attempts, accepts, rejects               []int64 // per window, unmerged
+	accepted, rejected, refused, unavailable int64
+	shed, skipped, waiting                   int64
+	admittedAt                               []time.Duration // decisions of admitted attempts
+}
+
+func (n *naiveTally) add(a attemptTrace) {
+	grow := func(s []int64, w int) []int64 {
+		for len(s) <= w {
+			s = append(s, 0)
+		}
+		return s
 	}
-	for w := range attempts {
-		naive.Attempts += attempts[w]
-		naive.Accepted += accepts[w]
-		naive.Rejected += rejects[w]
-		naive.PeakAttemptsPerWindow = max(naive.PeakAttemptsPerWindow, attempts[w])
-		naive.PeakAcceptsPerWindow = max(naive.PeakAcceptsPerWindow, accepts[w])
-		if naive.FirstWindowAttempts == 0 {
-			naive.FirstWindowAttempts = attempts[w]
+	w := int(a.arrival / n.window)
+	n.attempts = grow(n.attempts, w)
+	n.attempts[w]++
+	if a.answered >= n.horizon {
+		n.waiting++
+		return
+	}
+	d := int(a.decided / n.window)
+	switch a.out {
+	case shed:
+		n.shed++
+	case skipped:
+		n.skipped++
+	case admitted:
+		n.accepted++
+		n.accepts = grow(n.accepts, d)
+		n.accepts[d]++
+		n.admittedAt = append(n.admittedAt, a.decided)
+	default:
+		n.rejected++
+		n.rejects = grow(n.rejects, d)
+		n.rejects[d]++
+		if a.out == refused {
+			n.refused++
+		}
+		if a.out == unavailable {
+			n.unavailable++
 		}
 	}
-	slices.Sort(connects)
-	if n := len(connects); n > 0 {
+}
+
+// result is the naive tally as a core result of a storm without latency
+// or a capacity, where an admitted attempt connects its client at once:
+// its series run to the horizon when a client neither connected nor gave
+// up (abandoned, which the tally cannot see, is given).
+func (n *naiveTally) result(policy string, clients int, abandoned int64) Result {
+	r := Result{Policy: policy, Clients: clients, Abandoned: abandoned, WindowMs: ms(n.window),
+		Accepted: n.accepted, Rejected: n.rejected}
+	windows := max(len(n.attempts), len(n.accepts), len(n.rejects))
+	if n.accepted+abandoned < int64(clients) {
+		windows = int((n.horizon-1)/n.window) + 1
+	}
+	pad := func(s []int64) []int64 { return append(slices.Clone(s), make([]int64, windows-len(s))...) }
+	r.Series = Series{Attempts: pad(n.attempts), Accepts: pad(n.accepts), Rejects: pad(n.rejects)}
+	for w := range r.Series.Attempts {
+		r.Attempts += r.Series.Attempts[w]
+		r.PeakAttemptsPerWindow = max(r.PeakAttemptsPerWindow, r.Series.Attempts[w])
+		r.PeakAcceptsPerWindow = max(r.PeakAcceptsPerWindow, r.Series.Accepts[w])
+		if r.FirstWindowAttempts == 0 {
+			r.FirstWindowAttempts = r.Series.Attempts[w]
+		}
+	}
+	connects := slices.Sorted(slices.Values(n.admittedAt))
+	if k := len(connects); k > 0 {
 		at := func(q float64) float64 { // nearest rank, in floating point on purpose
-			k := int(math.Ceil(float64(n)*q - 1e-9))
-			return ms(connects[max(k, 1)-1])
+			i := int(math.Ceil(float64(k)*q - 1e-9))
+			return ms(connects[max(i, 1)-1])
 		}
-		naive.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[n-1])}
+		r.ConnectMs = Quantiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(connects[k-1])}
 	}
-	naive.ConvergenceMs = &naive.ConnectMs.Max
-	return full, naive
+	r.ConvergenceMs = &r.ConnectMs.Max
+	return r
 }
 
 type refEvent struct {

@@ -1,15 +1,18 @@
 package sim
 
-import "time"
+import (
+	"stormsim/models"
+	"time"
+)
 
 // Result is what one storm did under one policy. Times are in milliseconds
 // since t = 0 (the failure), as float64 with nanosecond precision.
 type Result struct {
 	Policy                string `json:"policy"`
 	Clients               int    `json:"clients"`
-	Attempts              int64  `json:"attempts"`                 // handshakes that reached admission
-	Accepted              int64  `json:"accepted"`                 // handshakes admitted (clients connected)
-	Rejected              int64  `json:"rejected"`                 // handshakes refused
+	Attempts              int64  `json:"attempts"`                 // handshakes that reached a gateway before the horizon, counted at their arrival
+	Accepted              int64  `json:"accepted"`                 // of those, admitted with their answer sent before the horizon
+	Rejected              int64  `json:"rejected"`                 // answered without admission before the horizon: 429, 503 from a draining gateway, refused by the dead one
 	Abandoned             int64  `json:"abandoned"`                // clients that gave up (max_attempts)
 	PeakAttemptsPerWindow int64  `json:"peak_attempts_per_window"` // most attempts in one metrics window
 	PeakAcceptsPerWindow  int64  `json:"peak_accepts_per_window"`  // most admissions in one metrics window
@@ -34,7 +37,11 @@ type Quantiles struct {
 }
 
 // Series holds per-window counts; entry i covers [i*window, (i+1)*window).
-// Trailing empty windows are trimmed (all arrays share one length).
+// Attempts count at their arrival, accepts and rejects in the window of
+// their decision. The series of a storm the horizon cut run to the
+// window the horizon falls in, the last ending at the horizon; those of
+// any other storm end with their last non-empty window (all arrays share
+// one length).
 // Goodput, Wasted and Queue are kept when the run has an outcome
 // (OutcomeResult).
 type Series struct {
@@ -59,28 +66,12 @@ func (r *Result) Convergence() (float64, bool) {
 	return *r.ConvergenceMs, true
 }
 
-// Outcome is how a storm bounded by a horizon ended.
-type Outcome string
-
-const (
-	// OutcomeConverged: every client connected or gave up (max_attempts)
-	// before the horizon.
-	OutcomeConverged Outcome = "converged"
-	// OutcomeMetastable: not converged, and over the last 10 % of the
-	// horizon the surviving gateways were busy at least 90 % of the time
-	// while fewer than 10 % of the handshakes they served were useful. The
-	// storm sustains itself: the work is wasted on clients that have gone.
-	OutcomeMetastable Outcome = "metastable"
-	// OutcomeUnfinished: neither; the horizon cut a storm still recovering.
-	OutcomeUnfinished Outcome = "unfinished"
-)
-
 // OutcomeResult is how a storm ended at its horizon and what its timeouts
 // cost. It is present when the scenario has a horizon (set, or implied by
 // a timeout), a timeout, shedding or skipping, or when the default horizon
 // cut the run.
 type OutcomeResult struct {
-	Outcome Outcome `json:"outcome"`
+	Outcome models.Outcome `json:"outcome"` // by models.Judge
 	// Converged and Metastable say the same as Outcome, as numbers for
 	// checks and sweeps (true is 1): the mean over replications is the
 	// fraction of runs that converged, or that were metastable.
@@ -97,15 +88,23 @@ type OutcomeResult struct {
 	Wasted  int64 `json:"wasted"`
 	Shed    int64 `json:"shed"`    // handshakes answered 503 at once because the queue was full (capacity.max_queue)
 	Skipped int64 `json:"skipped"` // handshakes dropped at their turn because their client had gone (capacity.abandoned: skip)
+	// Waiting counts the handshakes that reached a gateway before the
+	// horizon and were still waiting for their turn (or their decision),
+	// or in service, at it: they got no answer before the horizon.
+	// Attempts = Accepted + Rejected + Shed + Skipped + Waiting.
+	Waiting int64 `json:"waiting"`
 	// QueueWaitMs is the time from a handshake's arrival to its turn (its
-	// claim's turn with decide: arrival), over the handshakes that had one.
+	// claim's turn with decide: arrival), over the handshakes that queued
+	// for one; a handshake still waiting at the horizon counts with its
+	// wait so far, to the horizon.
 	QueueWaitMs WaitQuantiles `json:"queue_wait_ms"`
 	// TailBusy is the fraction of the last 10 % of the horizon during which
-	// the surviving gateways were serving handshakes (0 without a capacity).
+	// the surviving gateways were serving handshakes, rejections included
+	// (0 without a capacity): models.Tail.BusyFraction.
 	TailBusy float64 `json:"tail_busy"`
-	// TailUseful is the fraction of the handshakes served in the last 10 %
-	// of the horizon whose answer reached its client in time and admitted
-	// it (0 when none were served).
+	// TailUseful is the fraction of the route claims completed in the last
+	// 10 % of the horizon whose answer reached its client in time (0 when
+	// none were): models.Tail.UsefulFraction.
 	TailUseful float64 `json:"tail_useful"`
 }
 
@@ -191,9 +190,13 @@ type GatewayResult struct {
 func (st *storm) result() Result {
 	s := st.s
 	for g := range st.end.lines {
-		st.sampleLine(&st.end.lines[g], g, st.horizon+1)
+		st.sampleLine(&st.end.lines[g], g, never)
 	}
-	res := st.rec.result(st.underTest.Spec.Label, s.Clients)
+	var cutAt time.Duration
+	if st.end.cut {
+		cutAt = st.horizon
+	}
+	res := st.rec.result(st.underTest.Spec.Label, s.Clients, cutAt)
 	if st.rec.tracked || st.end.cut {
 		res.OutcomeResult = st.outcome()
 		if !res.Converged {

@@ -54,21 +54,33 @@ type storm struct {
 	end      *ending         // the outcome's tallies
 	turn     turn            // the current attempt's turn at a gateway with a capacity
 
-	// trace, when set, sees every attempt's outcome; the tests use it to
-	// compare engines client by client.
-	trace func(t time.Duration, c uint32, admitted bool)
+	// trace, when set, sees what became of every attempt; the tests use
+	// it to compare engines client by client and to tally on their own.
+	trace func(attemptTrace)
 }
 
-// ending tallies what a storm's outcome needs: lost work, queue waits and
-// the surviving gateways' work over the last tenth of the horizon.
+// attemptTrace is one attempt as the tests see it: when it reached a
+// gateway (and which), what it got (skipped for a handshake admitted,
+// then dropped at its claim's turn), when admission was decided and when
+// the gateway was done with it.
+type attemptTrace struct {
+	arrival           time.Duration
+	client            uint32
+	gateway           int
+	out               outcome
+	decided, answered time.Duration
+}
+
+// ending tallies what a storm's outcome needs: lost work, queue waits,
+// the handshakes the horizon found unsettled and the surviving gateways'
+// work over the last tenth of the horizon.
 type ending struct {
 	lines                         []waitLine // per gateway, with a capacity
 	waits                         waitHistogram
 	timedOut, wasted, shed, skips int64
-	tailFrom                      time.Duration // start of the horizon's last tenth
-	tailBusy                      time.Duration // service time within it, summed over gateways
-	tailServed, tailUseful        int64         // handshakes whose turn started within it; those that connected
-	cut                           bool          // the horizon stopped something
+	waiting                       int64             // handshakes still waiting or in service at the horizon
+	tail                          *models.TailTally // what the outcome rule reads
+	cut                           bool              // the horizon stopped something
 }
 
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
@@ -109,7 +121,11 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	// The outcome's tallies are kept for every run that could need them:
 	// one the safety horizon may cut needs them too, so only storms that
 	// provably end early go without.
-	st.end = &ending{tailFrom: st.horizon - st.horizon/10}
+	survivors := len(st.queues)
+	if st.pool != nil {
+		survivors = len(st.pool.adms) - 1
+	}
+	st.end = &ending{tail: models.NewTailTally(st.horizon, survivors)}
 	if st.queues != nil {
 		st.end.lines = make([]waitLine, len(st.queues))
 	}
@@ -237,10 +253,14 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 		deadline = st.sentAt(t, c, a, outLeg) + st.timeout
 	}
 	out, gw, decided, answered := st.decide(t, c, a, deadline)
-	if st.trace != nil {
-		st.trace(t, c, out == admitted)
-	}
 	dropped := st.queues != nil && st.turn.dropped
+	if st.trace != nil {
+		settled := out
+		if dropped {
+			settled = skipped
+		}
+		st.trace(attemptTrace{arrival: t, client: c, gateway: gw, out: settled, decided: decided, answered: answered})
+	}
 	var back time.Duration
 	switch {
 	case st.net == nil || out == skipped || dropped:
@@ -253,14 +273,16 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	late := reply > deadline || out == skipped || dropped // a skipped handshake is never answered
 	useful := out == admitted && !late
 	if st.queues != nil {
-		st.tally(out, decided, useful)
+		st.tally(out, gw, answered, useful)
 	}
-	if decided < st.horizon {
-		w := st.rec.attempt(decided, out, gw)
-		if out == admitted {
-			st.rec.accept(w, gw)
-		}
+	// An attempt counts at its arrival; what it got, once the gateway is
+	// done with it (its answer left), in the window of its decision: one
+	// the horizon finds still waiting or in service has got nothing yet.
+	settled := answered < st.horizon
+	if !settled {
+		st.end.waiting++
 	}
+	st.rec.attempt(t, decided, settled, out, gw, dropped)
 	if out == admitted {
 		if st.pool != nil {
 			st.pool.conns[gw]++ // the balancer counts the connection from its admission
@@ -334,30 +356,26 @@ func (st *storm) sentAt(t time.Duration, c, a uint32, outLeg time.Duration) time
 	return st.sent[c]
 }
 
-// tally adds the work of an attempt that reached a gateway with a
-// capacity to the outcome's tallies.
-func (st *storm) tally(out outcome, decided time.Duration, useful bool) {
+// tally adds the work of an attempt that reached gateway g, one with a
+// capacity, and was done with at answered, to the outcome's tallies: the
+// shed and skipped among those settled before the horizon, the gateway's
+// time on it and, for a route claim, its end.
+func (st *storm) tally(out outcome, g int, answered time.Duration, useful bool) {
 	e, tn := st.end, &st.turn
-	switch {
-	case decided >= st.horizon:
-	case out == shed:
-		e.shed++
-	case out == skipped:
-		e.skips++
-	case tn.dropped:
-		e.skips++
-	}
-	if !tn.served || tn.start >= st.horizon {
-		return
-	}
-	if tn.start >= e.tailFrom {
-		e.tailServed++
-		if useful {
-			e.tailUseful++
+	if answered < st.horizon {
+		switch {
+		case out == shed:
+			e.shed++
+		case out == skipped || tn.dropped:
+			e.skips++
 		}
 	}
-	if lo, hi := max(tn.start, e.tailFrom), min(tn.done, st.horizon); hi > lo {
-		e.tailBusy += hi - lo
+	if !tn.served {
+		return
+	}
+	e.tail.Work(g, tn.start, tn.done)
+	if out == admitted && !tn.dropped {
+		e.tail.Claim(answered, useful)
 	}
 }
 
@@ -448,22 +466,28 @@ func (st *storm) line(g int, t time.Duration) *waitLine {
 }
 
 // sampleLine records gateway g's waiting handshakes at each window end
-// before until (up to the horizon), while any are waiting. A sample at
-// end W counts the handshakes that arrived by W and whose turn starts
-// after W: every arrival up to W has been booked when it is taken.
+// before until, while any are waiting; the window the horizon falls in
+// ends at the horizon. A sample at end W counts the handshakes that
+// arrived by W and whose turn starts after W: every arrival up to W has
+// been booked when it is taken. At the horizon, where no turn starts, it
+// counts those whose turn had not started before it.
 func (st *storm) sampleLine(l *waitLine, g int, until time.Duration) {
 	w := st.rec.width
 	if l.width != w {
 		l.width, l.next = w, (l.sampled/w+1)*w
 	}
-	for l.len() > 0 && l.next < until && l.next <= st.horizon {
-		end := l.next
+	for l.len() > 0 && l.next < until && l.next-w < st.horizon {
+		end := min(l.next, st.horizon)
 		if st.rec.reach(end - 1); st.rec.width != w {
 			w = st.rec.width // the windows grew: the next end is further out
 			l.width, l.next = w, (l.sampled/w+1)*w
 			continue
 		}
-		l.advance(end)
+		if end == st.horizon {
+			l.advance(end - 1)
+		} else {
+			l.advance(end)
+		}
 		if n := l.len(); n > 0 && st.rec.tracked {
 			st.rec.waiting(end, g, n)
 		}
@@ -476,14 +500,13 @@ func (st *storm) sampleLine(l *waitLine, g int, until time.Duration) {
 }
 
 // queued books a handshake that arrived at t and whose turn starts at
-// start into its gateway's line, and tallies its wait.
+// start into its gateway's line, and tallies its wait: up to its turn,
+// or up to the horizon for one still waiting there.
 func (st *storm) queued(l *waitLine, t, start time.Duration) {
 	if start > t {
 		l.add(start)
 	}
-	if t < st.horizon {
-		st.end.waits.add(start - t)
-	}
+	st.end.waits.add(min(start, st.horizon) - t)
 }
 
 // pool is the load balancer's view of the gateways: gateway 0 failed at

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 type ended struct {
 	attempts, accepted, rejected int64
 	connected, timedOut, wasted  int64
-	shed, skipped                int64
-	outcome                      Outcome
+	shed, skipped, waiting       int64
+	outcome                      models.Outcome
 	convergenceMs                float64 // -1: null (did not converge)
 }
 
@@ -24,11 +25,17 @@ func endedOf(t *testing.T, r Result) ended {
 		t.Fatalf("no outcome in %+v", r)
 	}
 	e := ended{attempts: r.Attempts, accepted: r.Accepted, rejected: r.Rejected, connected: o.Connected, timedOut: o.TimedOut,
-		wasted: o.Wasted, shed: o.Shed, skipped: o.Skipped, outcome: o.Outcome, convergenceMs: -1}
+		wasted: o.Wasted, shed: o.Shed, skipped: o.Skipped, waiting: o.Waiting, outcome: o.Outcome, convergenceMs: -1}
 	if ms, ok := r.Convergence(); ok {
 		e.convergenceMs = ms
 	}
-	if ok := r.ConvergenceMs != nil; ok != o.Converged || (o.Outcome == OutcomeConverged) != o.Converged {
+	if sum := r.Accepted + r.Rejected + o.Shed + o.Skipped + o.Waiting; r.Attempts != sum {
+		t.Errorf("attempts %d, but accepted + rejected + shed + skipped + waiting = %d", r.Attempts, sum)
+	}
+	if o.TimedOut > r.Attempts {
+		t.Errorf("timed_out %d > attempts %d", o.TimedOut, r.Attempts)
+	}
+	if ok := r.ConvergenceMs != nil; ok != o.Converged || (o.Outcome == models.OutcomeConverged) != o.Converged {
 		t.Errorf("converged %v, outcome %s, convergence_ms present %v: they must agree", o.Converged, o.Outcome, ok)
 	}
 	return e
@@ -58,7 +65,7 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 1, Admission: models.AdmissionSpec{Kind: "unlimited"},
 			Policies: []policies.Spec{fixedPolicy(100*time.Millisecond, time.Second)},
 			Network:  legs(400*time.Millisecond, 600*time.Millisecond)},
-		want: ended{attempts: 1, accepted: 1, connected: 1, outcome: OutcomeConverged, convergenceMs: 1000},
+		want: ended{attempts: 1, accepted: 1, connected: 1, outcome: models.OutcomeConverged, convergenceMs: 1000},
 	}, {
 		// The same a nanosecond late: given up at T = 999.999999 ms, a
 		// wasted claim each time, retries sent at k*(T + 100 ms). With a
@@ -68,7 +75,7 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 1, Admission: models.AdmissionSpec{Kind: "unlimited"}, Horizon: 3 * time.Second,
 			Policies: []policies.Spec{fixedPolicy(100*time.Millisecond, time.Second-1)},
 			Network:  legs(400*time.Millisecond, 600*time.Millisecond)},
-		want: ended{attempts: 3, accepted: 3, wasted: 3, timedOut: 2, outcome: OutcomeUnfinished, convergenceMs: -1},
+		want: ended{attempts: 3, accepted: 3, wasted: 3, timedOut: 2, outcome: models.OutcomeUnfinished, convergenceMs: -1},
 	}, {
 		// c0 is admitted at 400 ms and answered at 1000 ms, in time. c1 is
 		// rejected (Retry-After 5 s), its 429 due at 1100 ms (100 ms of
@@ -85,7 +92,7 @@ func TestTimeoutRules(t *testing.T) {
 				n.RejectTime = &models.Distribution{Value: 100 * time.Millisecond}
 				return n
 			}()},
-		want: ended{attempts: 4, accepted: 1, rejected: 3, connected: 1, timedOut: 2, outcome: OutcomeUnfinished, convergenceMs: -1},
+		want: ended{attempts: 4, accepted: 1, rejected: 3, connected: 1, timedOut: 2, outcome: models.OutcomeUnfinished, convergenceMs: -1},
 	}, {
 		// Three clients at 0; claims take 100 ms, rejections 10 ms;
 		// timeout 150 ms, retry after 1 s, horizon 2 s. Serve:
@@ -99,10 +106,11 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 3, Horizon: 2 * time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
 			Policies: []policies.Spec{fixedPolicy(time.Second, 150*time.Millisecond)},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100}},
-		want: ended{attempts: 5, accepted: 5, connected: 2, wasted: 3, timedOut: 3, outcome: OutcomeUnfinished, convergenceMs: -1},
+		want: ended{attempts: 5, accepted: 5, connected: 2, wasted: 3, timedOut: 3, outcome: models.OutcomeUnfinished, convergenceMs: -1},
 	}, {
 		// The same with skip: c2's turn at 200 finds it gone and drops it
-		// (10 ms, no admission decision: counted as rejected). c1's turn
+		// (10 ms, no admission decision: skipped, neither accepted nor
+		// rejected). c1's turn
 		// at 100 came before its deadline, so its claim is still wasted.
 		// At 1150: c1 connected at 1250, c2's turn 1250 < 1300 so it is
 		// served, done 1350: wasted.
@@ -110,8 +118,8 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 3, Horizon: 2 * time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
 			Policies: []policies.Spec{fixedPolicy(time.Second, 150*time.Millisecond)},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100, Abandoned: models.AbandonedSkip}},
-		want: ended{attempts: 5, accepted: 4, rejected: 1, connected: 2, wasted: 2, skipped: 1, timedOut: 3,
-			outcome: OutcomeUnfinished, convergenceMs: -1},
+		want: ended{attempts: 5, accepted: 4, connected: 2, wasted: 2, skipped: 1, timedOut: 3,
+			outcome: models.OutcomeUnfinished, convergenceMs: -1},
 	}, {
 		// Three clients at 0; useful claims take 100 ms, a claim whose
 		// client had gone before its turn 10 ms; timeout 150 ms, retry
@@ -129,13 +137,13 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 3, Horizon: time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
 			Policies: []policies.Spec{fixedPolicy(50*time.Millisecond, 150*time.Millisecond)},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, WastedPerS: 100}},
-		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: OutcomeConverged, convergenceMs: 510},
+		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: models.OutcomeConverged, convergenceMs: 510},
 	}, {
 		name: "serve, decided on arrival: the same claims at the same rates",
 		s: Scenario{Clients: 3, Horizon: time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
 			Policies: []policies.Spec{fixedPolicy(50*time.Millisecond, 150*time.Millisecond)},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, WastedPerS: 100, Decide: models.DecideOnArrival}},
-		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: OutcomeConverged, convergenceMs: 510},
+		want: ended{attempts: 6, accepted: 6, connected: 3, wasted: 3, timedOut: 3, outcome: models.OutcomeConverged, convergenceMs: 510},
 	}, {
 		// Four clients at 0, claims of 100 ms, at most 2 waiting. c0's turn
 		// is at once; c1 and c2 wait (turns 100, 200); c3 finds 2 waiting
@@ -146,7 +154,7 @@ func TestTimeoutRules(t *testing.T) {
 		s: Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "unlimited", RetryAfter: 500 * time.Millisecond},
 			Policies: []policies.Spec{{Kind: "fixed", Base: 100 * time.Millisecond, HonorRetryAfter: true}},
 			Capacity: &models.CapacitySpec{AdmitPerS: 10, MaxQueue: 2}},
-		want: ended{attempts: 5, accepted: 4, rejected: 1, connected: 4, shed: 1, outcome: OutcomeConverged, convergenceMs: 600},
+		want: ended{attempts: 5, accepted: 4, connected: 4, shed: 1, outcome: models.OutcomeConverged, convergenceMs: 600},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,19 +182,55 @@ func metastableStorm(t *testing.T, capacity models.CapacitySpec, admission model
 // other 900 give up at 1 s and come back every 1.1 s, 818 a second
 // against 100 served: the queue only grows, every later answer is late,
 // and the gateway is busy to the horizon with claims nobody waits for.
-// It decides one handshake every 10 ms, 6,000 by 60 s; claims end at
-// 10(k+1) ms, so 5,999 end before 60 s, 5,899 of them wasted. Each of the
-// 900 gives up at 1.0, 2.1, ..., 59.3 s: 54 times.
+//
+// Counted by hand, at the 60 s horizon:
+//   - attempts: the 1,000 at 0, and the 900 back at 1.1j s for j = 1..54
+//     (54 x 1.1 = 59.4 s; the 55th would arrive at 60.5 s): 1,000 + 900 x
+//     54 = 49,600, every one of them reaching the gateway before 60 s;
+//   - timed_out: each of the 900 gives up on its attempts sent at 0, 1.1,
+//     ..., 58.3 s (deadlines 1.0 to 59.3 s): 54 times; the one sent at
+//     59.4 s would give up at 60.4 s, after the horizon: 900 x 54 = 48,600;
+//   - accepted: answers leave at 10(k+1) ms, 5,999 of them before 60 s:
+//     100 useful and 5,899 wasted claims;
+//   - waiting: 49,600 - 5,999 = 43,601: the claim whose turn came at
+//     59.99 s is in service at the horizon, and 43,600 (every arrival but
+//     the 6,000 whose turn came before 60 s) wait for their turn;
+//   - so attempts = accepted + rejected + shed + skipped + waiting:
+//     49,600 = 5,999 + 0 + 0 + 0 + 43,601.
 func TestMetastableStormServe(t *testing.T) {
 	s := metastableStorm(t, models.CapacitySpec{AdmitPerS: 100}, models.AdmissionSpec{Kind: "unlimited"})
 	r := runFirst(t, s)
-	want := ended{attempts: 6000, accepted: 6000, connected: 100, wasted: 5899, timedOut: 900 * 54,
-		outcome: OutcomeMetastable, convergenceMs: -1}
+	const attempts, accepted, waiting = 1000 + 900*54, 5999, 1000 + 900*54 - 5999
+	want := ended{attempts: attempts, accepted: accepted, connected: 100, wasted: 5899, timedOut: 900 * 54, waiting: waiting,
+		outcome: models.OutcomeMetastable, convergenceMs: -1}
 	if got := endedOf(t, r); got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 	if r.TailBusy != 1 || r.TailUseful != 0 {
 		t.Errorf("last 6 s: busy %v, useful %v; want 1, 0", r.TailBusy, r.TailUseful)
+	}
+	// Every series runs to the horizon: 60 windows of 1 s.
+	series := map[string][]int64{"attempts": r.Series.Attempts, "accepts": r.Series.Accepts, "rejects": r.Series.Rejects,
+		"goodput": r.Series.Goodput, "wasted": r.Series.Wasted, "queue": r.Series.Queue}
+	for name, v := range series {
+		if len(v) != 60 {
+			t.Errorf("series.%s has %d windows, want 60 (to the horizon)", name, len(v))
+		}
+	}
+	// Attempts by arrival: 1,000 in the first second, then 900 in the
+	// second that holds 1.1j s, down to 59.4 s in the last one.
+	wantAttempts := make([]int64, 60)
+	wantAttempts[0] = 1000
+	for j := 1; j <= 54; j++ {
+		wantAttempts[1100*j/1000] += 900
+	}
+	if !slices.Equal(r.Series.Attempts, wantAttempts) {
+		t.Errorf("attempts per second %v, want %v", r.Series.Attempts, wantAttempts)
+	}
+	// Accepts by decision: 100 a second (turns 10 ms apart), but of the
+	// last second's only the 99 answered before 60 s.
+	if a := r.Series.Accepts; len(a) == 60 && (a[0] != 100 || a[58] != 100 || a[59] != 99) {
+		t.Errorf("accepts per second %v, want 100 a second and 99 in the last", a)
 	}
 	// Goodput: the 100 useful claims end at 10, 20, ..., 1000 ms: 99 in
 	// the first second, the last at 1 s. Every later claim is wasted, one
@@ -194,14 +238,21 @@ func TestMetastableStormServe(t *testing.T) {
 	if g := r.Series.Goodput; len(g) < 2 || g[0] != 99 || g[1] != 1 || sum(g) != 100 {
 		t.Errorf("goodput per second %v, want 99, 1 and nothing more", g)
 	}
-	// Waiting at 1 s: 1,000 arrived, turns at 0, 10, ..., 1000 ms started
-	// (101): 899. At 2 s: 900 more arrived at 1.1 s, 201 turns started:
-	// 1,699.
-	if q := r.Series.Queue; len(q) < 2 || q[0] != 899 || q[1] != 1699 {
-		t.Errorf("queue at the first window ends %v, want 899, 1699", q[:min(len(q), 2)])
-	}
 	if w := r.Series.Wasted; len(w) != 60 || w[0] != 0 || w[1] != 99 || w[30] != 100 || w[59] != 100 || sum(w) != 5899 {
 		t.Errorf("wasted per second %v, want 0, 99, then 100 a second", w)
+	}
+	// Waiting at 1 s: 1,000 arrived, turns at 0, 10, ..., 1000 ms started
+	// (101): 899. At 2 s: 900 more arrived at 1.1 s, 201 turns started:
+	// 1,699. At the horizon: 43,600, its true last value.
+	if q := r.Series.Queue; len(q) != 60 || q[0] != 899 || q[1] != 1699 || q[59] != waiting-1 {
+		t.Errorf("queue at the window ends %v, want 899, 1699, ..., %d", q, waiting-1)
+	}
+	// The longest wait, counted to the horizon for those still waiting:
+	// the 900 back at 1.1j s have turns at 10 s + 9(j-1) s + 10i ms (i <
+	// 900), so 500 of those back at 6.6 s still wait at 60 s: 53.4 s, and
+	// no handshake whose turn came waited as long.
+	if w := r.QueueWaitMs; w.Max != 53400 || w.P99 > w.Max {
+		t.Errorf("queue waits %+v, want a max of 53,400 ms, within the horizon", w)
 	}
 }
 
@@ -210,11 +261,11 @@ func TestMetastableStormServe(t *testing.T) {
 // serve 100 in time, and the turn of the 101st is at the deadline, so it
 // and every later one are dropped at no cost. Ten rounds connect
 // everyone, the last at 9.9 + 1.0 = 10.9 s; decisions 1000 + 900 + ... +
-// 100 = 5,500, of which 4,500 skipped (each a timeout).
+// 100 = 5,500, of which 4,500 skipped (each a timeout), the rest accepted.
 func TestMetastableStormSkip(t *testing.T) {
 	s := metastableStorm(t, models.CapacitySpec{AdmitPerS: 100, Abandoned: models.AbandonedSkip}, models.AdmissionSpec{Kind: "unlimited"})
-	want := ended{attempts: 5500, accepted: 1000, rejected: 4500, connected: 1000, skipped: 4500, timedOut: 4500,
-		outcome: OutcomeConverged, convergenceMs: 10900}
+	want := ended{attempts: 5500, accepted: 1000, connected: 1000, skipped: 4500, timedOut: 4500,
+		outcome: models.OutcomeConverged, convergenceMs: 10900}
 	if got := endedOf(t, runFirst(t, s)); got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
@@ -229,7 +280,7 @@ func TestMetastableStormSkip(t *testing.T) {
 func TestMetastableStormBucket(t *testing.T) {
 	s := metastableStorm(t, models.CapacitySpec{AdmitPerS: 100, Decide: models.DecideOnArrival},
 		models.AdmissionSpec{Kind: "token_bucket", Rate: 90, Burst: 10})
-	want := ended{attempts: 55945, accepted: 1000, rejected: 54945, connected: 1000, outcome: OutcomeConverged, convergenceMs: 11090}
+	want := ended{attempts: 55945, accepted: 1000, rejected: 54945, connected: 1000, outcome: models.OutcomeConverged, convergenceMs: 11090}
 	if got := endedOf(t, runFirst(t, s)); got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"stormsim/calibrate/measured"
+	"stormsim/models"
 	"stormsim/sim"
 )
 
@@ -91,7 +92,7 @@ func (c *OutcomeComparison) Agreement(model string) Agreement {
 // countsOf lists outcome counts in a fixed order.
 func countsOf(m map[string]int) string {
 	var parts []string
-	for _, o := range []sim.Outcome{sim.OutcomeConverged, sim.OutcomeMetastable, sim.OutcomeUnfinished} {
+	for _, o := range []models.Outcome{models.OutcomeConverged, models.OutcomeMetastable, models.OutcomeUnfinished} {
 		if n := m[string(o)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", o, n))
 		}

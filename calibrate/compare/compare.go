@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"stormsim/calibrate/measured"
+	"stormsim/internal/quantile"
 	"stormsim/sim"
 )
 
@@ -323,7 +324,7 @@ func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []Metric
 // percentiles.
 func Interval(values []float64) (lo, hi float64) {
 	v := slices.Sorted(slices.Values(values))
-	return stat.Quantile(intervalLo, stat.Empirical, v, nil), stat.Quantile(intervalHi, stat.Empirical, v, nil)
+	return quantile.NearestRank(v, intervalLo), quantile.NearestRank(v, intervalHi)
 }
 
 // percentileOf is the fraction of values below x, ties counted half: the
@@ -521,7 +522,7 @@ func spreadRatio(realRuns, simRuns [][]float64) float64 {
 			ratios = append(ratios, stat.StdDev(realCol, nil)/sd)
 		}
 	}
-	return median(ratios)
+	return quantile.Median(ratios)
 }
 
 // allowedOutside is the smallest k with P(X > k) < 5% for X ~
@@ -656,12 +657,4 @@ func int64s(v []int64) []float64 {
 		out[i] = float64(x)
 	}
 	return out
-}
-
-// median is the empirical median (the lower middle value); 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(v)), nil)
 }

@@ -9,6 +9,7 @@ import (
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/storm"
 	"stormsim/internal/finitejson"
+	"stormsim/models"
 	"stormsim/sim"
 )
 
@@ -225,7 +226,7 @@ func TestCompareStormCutAtHorizon(t *testing.T) {
 	for range 3 {
 		reps = append(reps, sim.Result{Attempts: 22000, Clients: 10, Series: sim.Series{Attempts: []int64{22000}, Accepts: []int64{22000},
 			Goodput: []int64{4}, Wasted: []int64{0}},
-			OutcomeResult: &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, Metastable: true, HorizonMs: 10000, Wasted: 9000}})
+			OutcomeResult: &sim.OutcomeResult{Outcome: models.OutcomeMetastable, Metastable: true, HorizonMs: 10000, Wasted: 9000}})
 	}
 	byName := map[string]MetricComparison{}
 	for _, m := range Metrics(real, reps, 1) {
@@ -336,7 +337,7 @@ func TestEveryComparisonIsFinite(t *testing.T) {
 				res.ConvergenceMs = &conv
 			}
 			if r.IntN(2) == 0 {
-				res.OutcomeResult = &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, HorizonMs: float64(count()), Wasted: count()}
+				res.OutcomeResult = &sim.OutcomeResult{Outcome: models.OutcomeMetastable, HorizonMs: float64(count()), Wasted: count()}
 			}
 			reps = append(reps, res)
 		}
@@ -364,7 +365,7 @@ func TestARealZeroIsJudgedOnTheStormsSize(t *testing.T) {
 		pass   bool
 	}{{200, true}, {300, false}} {
 		reps := []sim.Result{{Attempts: 20000, Clients: 1000, Series: sim.Series{Attempts: []int64{20000}, Accepts: []int64{900}, Goodput: []int64{900}},
-			OutcomeResult: &sim.OutcomeResult{Outcome: sim.OutcomeMetastable, HorizonMs: 10000, Wasted: c.wasted}}}
+			OutcomeResult: &sim.OutcomeResult{Outcome: models.OutcomeMetastable, HorizonMs: 10000, Wasted: c.wasted}}}
 		reps = append(reps, reps[0])
 		for _, m := range Metrics(real, reps, 1) {
 			if m.Metric != "wasted_per_s" {

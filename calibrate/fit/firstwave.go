@@ -2,10 +2,10 @@ package fit
 
 import (
 	"errors"
-	"math"
 	"slices"
 
 	"stormsim/calibrate/measured"
+	"stormsim/internal/quantile"
 )
 
 // The first wave's span runs between these quantiles of its decisions:
@@ -58,8 +58,8 @@ func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 			continue
 		}
 		slices.Sort(decided)
-		wr := WaveRun{Run: r.Run, Attempts: len(decided), OnsetMs: quantile(decided, waveLo)}
-		wr.SpanMs = quantile(decided, waveHi) - wr.OnsetMs
+		wr := WaveRun{Run: r.Run, Attempts: len(decided), OnsetMs: quantile.NearestRank(decided, waveLo)}
+		wr.SpanMs = quantile.NearestRank(decided, waveHi) - wr.OnsetMs
 		if wr.SpanMs > 0 {
 			wr.WavePerS = 1000 * (waveHi - waveLo) * float64(len(decided)) / wr.SpanMs
 		}
@@ -76,17 +76,6 @@ func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 	if len(onsets) == 0 || len(rates) == 0 {
 		return w, errors.New("capacity.decide_per_s: no run has the survivor's decisions on 3 first attempts or more")
 	}
-	w.OnsetMs, w.DecidePerS = roundTo(median(onsets), 0.001), median(rates)
+	w.OnsetMs, w.DecidePerS = roundTo(quantile.Median(onsets), 0.001), quantile.Median(rates)
 	return w, nil
-}
-
-// quantile is the p-quantile of sorted values, interpolated between order
-// statistics (h = p(n-1)).
-func quantile(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	if lo+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }

@@ -3,13 +3,13 @@ package fit
 import (
 	"errors"
 	"math"
-	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/protocol"
+	"stormsim/internal/quantile"
 	"stormsim/models"
 )
 
@@ -62,7 +62,7 @@ func fitLegs(runs []*measured.Run) (Legs, error) {
 	if len(firstBack) >= minSamples {
 		l.FirstBack = fitLognormal(firstBack)
 	}
-	backMedian := median(back)
+	backMedian := quantile.Median(back)
 	var residual []float64
 	for _, r := range runs {
 		for _, h := range r.Handshakes {
@@ -99,14 +99,6 @@ func fitLognormal(samples []float64) models.Distribution {
 	}
 	return models.Distribution{Dist: models.DistLognormal, Median: median, Sigma: roundTo(min(sigma, 5), 1e-4),
 		Cap: max(durationMs(hi), median)}
-}
-
-// median is the empirical median (the lower middle value); 0 for none.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	return stat.Quantile(0.5, stat.Empirical, slices.Sorted(slices.Values(v)), nil)
 }
 
 func roundTo(v, step float64) float64 { return math.Round(v/step) * step }

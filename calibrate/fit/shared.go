@@ -8,6 +8,7 @@ import (
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/protocol"
+	"stormsim/internal/quantile"
 )
 
 // sharedGapsMs are the send-gap bins (upper edges, ms) over which
@@ -28,7 +29,7 @@ func fitShared(runs []*measured.Run) SharedEach {
 	for _, r := range runs {
 		s.RunsMs = append(s.RunsMs, ms(sharedEvery(r.Handshakes)))
 	}
-	s.Every = durationMs(median(s.RunsMs))
+	s.Every = durationMs(quantile.Median(s.RunsMs))
 	return s
 }
 
@@ -69,13 +70,13 @@ func sharedEvery(hs []measured.Handshake) time.Duration {
 			}
 		}
 	}
-	limit := median(all) / 2
+	limit := quantile.Median(all) / 2
 	shared := 0.0
 	for b, ds := range byGap {
 		if len(ds) == 0 {
 			continue // no pair that far apart: no evidence either way
 		}
-		if median(ds) > limit {
+		if quantile.Median(ds) > limit {
 			break
 		}
 		shared = sharedGapsMs[b]

@@ -4,27 +4,22 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/storm"
-	"stormsim/sim"
+	"stormsim/models"
 )
 
-// tailFraction is the last part of the horizon the outcome looks at, and
-// busyFloor and usefulCeiling its thresholds: the simulator's rule
-// (sim.OutcomeMetastable).
-const (
-	tailFraction  = 0.1
-	busyFloor     = 0.9
-	usefulCeiling = 0.1
-)
-
-// outcomeOf judges a crash storm cut at horizonMs: crash is the clients'
+// outcomeOf judges a crash storm cut at horizonMs by the simulator's rule
+// (models.Judge), fed what the simulator feeds it: crash is the clients'
 // summary of it (counting only what happened before the horizon), claims
 // every route claim of the survivor's log (before and after the horizon:
 // a claim decided before the tail and done after it kept the survivor
 // busy in it), skippedMs the decisions of the handshakes it dropped
-// unclaimed.
+// unclaimed. The survivor is busy while it has a claim in hand (from its
+// decision to its end); its rejections are answered before any database
+// work and take no time the log can see.
 func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64, horizonMs, windowMs float64) *measured.Outcome {
 	o := &measured.Outcome{HorizonMs: horizonMs, Connected: int64(crash.Reconnected), TimedOut: crash.TimedOut,
 		Shed: crash.ByStatus["503"], Converged: crash.AllReconnected}
@@ -33,10 +28,9 @@ func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64
 			o.Skipped++
 		}
 	}
-	tailFrom := horizonMs * (1 - tailFraction)
-	var served, useful int64
-	var busy []span
-	for _, c := range claims {
+	tally := models.NewTailTally(nanos(horizonMs), 1)
+	byDecision := slices.SortedStableFunc(slices.Values(claims), func(a, b measured.Claim) int { return cmp.Compare(a.DecidedMs, b.DecidedMs) })
+	for _, c := range byDecision {
 		if c.DoneMs < horizonMs {
 			if c.Wasted {
 				o.Wasted++
@@ -46,47 +40,19 @@ func outcomeOf(crash storm.Summary, claims []measured.Claim, skippedMs []float64
 			if c.DoneMs >= 0 {
 				o.AddClaim(int(c.DoneMs/windowMs), c.Wasted)
 			}
-			if c.DoneMs >= tailFrom {
-				served++
-				if !c.Wasted {
-					useful++
-				}
-			}
 		}
-		if lo, hi := max(c.DecidedMs, tailFrom), min(c.DoneMs, horizonMs); lo < hi {
-			busy = append(busy, span{lo, hi})
-		}
+		tally.Work(0, nanos(c.DecidedMs), nanos(c.DoneMs))
+		tally.Claim(nanos(c.DoneMs), !c.Wasted)
 	}
 	o.FinishSeries()
-	if tail := horizonMs - tailFrom; tail > 0 {
-		o.TailBusy = covered(busy) / tail
-	}
-	if served > 0 {
-		o.TailUseful = float64(useful) / float64(served)
-	}
-	switch {
-	case o.Converged:
-		o.Outcome = string(sim.OutcomeConverged)
-	case served > 0 && o.TailBusy >= busyFloor && float64(useful) < usefulCeiling*float64(served):
-		o.Outcome, o.Metastable = string(sim.OutcomeMetastable), true
-	default:
-		o.Outcome = string(sim.OutcomeUnfinished)
-	}
+	tail := tally.Tail()
+	o.TailBusy, o.TailUseful = tail.BusyFraction(), tail.UsefulFraction()
+	verdict := models.Judge(o.Converged, tail)
+	o.Outcome, o.Metastable = string(verdict), verdict == models.OutcomeMetastable
 	return o
 }
 
-// span is an interval [lo, hi) in ms.
-type span struct{ lo, hi float64 }
-
-// covered is the length of the union of spans.
-func covered(spans []span) float64 {
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
-	total, end := 0.0, math.Inf(-1)
-	for _, s := range spans {
-		if s.hi > end {
-			total += s.hi - max(s.lo, end)
-			end = s.hi
-		}
-	}
-	return total
+// nanos is a time of the log, in ms, as a duration.
+func nanos(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }

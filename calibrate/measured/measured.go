@@ -109,12 +109,12 @@ type Claim struct {
 }
 
 // Outcome is how a real storm ended at its horizon, by the simulator's
-// rule (sim.OutcomeResult): converged when every client was back before
-// the horizon; metastable when not, and over the last tenth of the horizon
-// the survivor always had claims in hand (decided and not yet done: a
-// server that works whenever it has work is then busy) and fewer than 10 %
-// of the claims it finished there were useful; unfinished otherwise.
-// Counts are of what happened before the horizon.
+// rule (models.Judge, fed as the simulator feeds it): converged when every
+// client was back before the horizon; metastable when not, and over the
+// last tenth of the horizon the survivor had claims in hand (decided and
+// not yet done) at least 90 % of the time while fewer than 10 % of the
+// claims it completed there were useful; unfinished otherwise. Counts are
+// of what happened before the horizon.
 type Outcome struct {
 	Outcome    string  `json:"outcome"` // converged, metastable or unfinished
 	Converged  bool    `json:"converged"`

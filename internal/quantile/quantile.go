@@ -5,7 +5,10 @@
 // counts is a whole count.
 package quantile
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Rank is the 1-based rank of the q-quantile of n values: ceil(q*n),
 // clamped to [1, n] (0 for no values). It serves values walked in order
@@ -33,6 +36,12 @@ func NearestRank(sorted []float64, q float64) float64 {
 		return 0
 	}
 	return sorted[Rank(len(sorted), q)-1]
+}
+
+// Median is the median of values in any order by the same rule: the
+// lower middle value of an even count; 0 for none.
+func Median(values []float64) float64 {
+	return NearestRank(slices.Sorted(slices.Values(values)), 0.5)
 }
 
 // RankPercent is Rank for a whole percentage pct of n values, in integers:

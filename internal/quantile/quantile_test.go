@@ -83,3 +83,14 @@ func TestRankPercentIsRank(t *testing.T) {
 		}
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		values []float64
+		want   float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{9, 1, 5}, 5}, {[]float64{40, 10, 30, 20}, 20}} {
+		if got := Median(c.values); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v (the lower middle of an even count)", c.values, got, c.want)
+		}
+	}
+}
