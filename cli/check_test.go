@@ -142,6 +142,7 @@ func TestCheckExitCodes(t *testing.T) {
 	good := writeConfig(t, checkConfig)
 	misspelt := writeConfig(t, checkConfig+"  - results[full].convergance_ms < 5s\n")
 	noData := writeConfig(t, checkConfig+"  - results[full].reclaim.reclaim_ms < 5s\n")
+	bare := writeConfig(t, checkConfig+"  - results[full].convergence_ms < 60\n")
 	nothing := writeConfig(t, strings.Split(checkConfig, "checks:")[0])
 	huge := writeConfig(t, checkConfig+"# "+strings.Repeat("x", config.MaxFileBytes)+"\n")
 	baseDir := t.TempDir()
@@ -159,7 +160,13 @@ func TestCheckExitCodes(t *testing.T) {
 		{"flag check fails", []string{"check", "-c", good, "--check", "results[full].attempts < 1"},
 			ExitCheckFailed, "PASS results[full].accepted == 20: observed 20\nFAIL results[full].attempts < 1: observed ", "stormsim check: 1 of 2 checks failed"},
 		{"no data fails", []string{"check", "-c", noData}, ExitCheckFailed,
-			"PASS results[full].accepted == 20: observed 20\nFAIL results[full].reclaim.reclaim_ms < 5000: no data", ""},
+			"PASS results[full].accepted == 20: observed 20\nFAIL results[full].reclaim.reclaim_ms < 5s: no data", ""},
+		{"a time without a unit in the file", []string{"check", "-c", bare}, ExitUsage, "",
+			bare + ":8: checks[1]: results[full].convergence_ms is a time: 60 needs a unit, such as 60ms or 60s\n"},
+		{"a time without a unit in a flag", []string{"check", "-c", good, "--check", "connect_ms.p99 < 3000"}, ExitUsage, "",
+			`--check "connect_ms.p99 < 3000": connect_ms.p99 is a time: 3000 needs a unit, such as 3000ms or 3000s` + "\n"},
+		{"a time in the unit written", []string{"check", "-c", good, "--check", "connect_ms.p99 < 3s"}, ExitOK,
+			"PASS results[full].accepted == 20: observed 20\nPASS results[full].connect_ms.p99 < 3s: observed 0.", ""},
 		{"misspelt metric in the file", []string{"check", "-c", misspelt}, ExitUsage, "",
 			misspelt + ":8: checks[1]: results[full].convergance_ms: unknown metric; did you mean results[full].convergence_ms?\n"},
 		{"misspelt metric in a flag", []string{"check", "-c", good, "--check", "results[full].atempts < 3"}, ExitUsage, "",
