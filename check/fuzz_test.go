@@ -78,7 +78,7 @@ func FuzzDocument(f *testing.F) {
 			}
 			return
 		}
-		if cmp := Compare(doc, doc, 0); cmp.Drifted() || len(cmp.New)+len(cmp.NewSeries) != 0 {
+		if cmp := Compare(doc, doc, Tolerance{}); cmp.Drifted() || len(cmp.New)+len(cmp.NewSeries) != 0 {
 			t.Fatalf("a document drifts from itself: %v %v", cmp.Drifts, cmp.SeriesDrifts)
 		}
 		for _, m := range DocumentMetrics(doc) {

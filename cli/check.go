@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"stormsim/check"
 	"stormsim/config"
 	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/runner"
@@ -23,7 +25,7 @@ import (
 var cmdCheck = &command{
 	name:    "check",
 	summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
-	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
+	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--tolerance-abs 1ms,1,1/s] [--update-baseline]\n" +
 		"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
 	run:       runCheck,
 	takesArgs: true,
@@ -36,6 +38,7 @@ type checkFlags struct {
 	baseline       string
 	baselineDir    string
 	tolerance      string
+	toleranceAbs   string
 	updateBaseline bool
 }
 
@@ -55,10 +58,11 @@ type checkTarget struct {
 // validated, and the tally of checks passed and failed.
 type checkRun struct {
 	e              *env
+	args           []string // as given, for the command that accepts a drift
 	cf             checkFlags
 	sf             scenarioFlags
 	rf             runFlags
-	tolerance      float64       // a fraction
+	tolerance      check.Tolerance
 	flagChecks     []check.Check // from --check
 	limits         budget.Limits
 	targets        []*checkTarget
@@ -66,7 +70,7 @@ type checkRun struct {
 }
 
 func runCheck(e *env, cmd *command, args []string) error {
-	c := &checkRun{e: e}
+	c := &checkRun{e: e, args: args}
 	if done, err := c.parseFlags(cmd, args); done || err != nil {
 		return err
 	}
@@ -109,6 +113,7 @@ func (c *checkRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
 	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
 	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
+	fs.StringVar(&cf.toleranceAbs, "tolerance-abs", "", "changes too small to drift, per unit: `FLOORS` such as 1ms,1,1/s,1% (a time, a count, a rate, a fraction); default 1ms,1,1/s with a --tolerance, none without; 0 for none")
 	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
 	if done, err := parse(c.e, cmd, fs, args); done || err != nil {
 		return done, err
@@ -181,7 +186,7 @@ func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
 	case c.cf.updateBaseline:
 		return c.writeBaseline(t, doc)
 	}
-	if reportBaseline(c.e, t, doc, c.tolerance, c.suffix(t)) {
+	if c.reportBaseline(t, doc, c.suffix(t)) {
 		c.passed++
 	} else {
 		c.failed++
@@ -204,22 +209,29 @@ func (c *checkRun) writeBaseline(t *checkTarget, doc *results.Document) error {
 	return err
 }
 
-func (cf *checkFlags) validate() (tolerance float64, err error) {
+func (cf *checkFlags) validate() (tol check.Tolerance, err error) {
 	switch {
 	case len(cf.files) == 0:
-		return 0, usageErrorf("stormsim check: give a config: -c FILE or FILE...")
+		return tol, usageErrorf("stormsim check: give a config: -c FILE or FILE...")
 	case cf.baseline != "" && cf.baselineDir != "":
-		return 0, usageErrorf("stormsim check: give --baseline or --baseline-dir, not both")
+		return tol, usageErrorf("stormsim check: give --baseline or --baseline-dir, not both")
 	case cf.baseline != "" && len(cf.files) > 1:
-		return 0, usageErrorf("stormsim check: --baseline names one result for one config; use --baseline-dir DIR with several configs")
+		return tol, usageErrorf("stormsim check: --baseline names one result for one config; use --baseline-dir DIR with several configs")
 	case cf.updateBaseline && cf.baseline == "" && cf.baselineDir == "":
-		return 0, usageErrorf("stormsim check: --update-baseline needs --baseline FILE or --baseline-dir DIR")
+		return tol, usageErrorf("stormsim check: --update-baseline needs --baseline FILE or --baseline-dir DIR")
 	}
-	tolerance, err = check.ParseTolerance(cf.tolerance)
-	if err != nil {
-		return 0, usageErrorf("stormsim check: %v", err)
+	if tol.Relative, err = check.ParseTolerance(cf.tolerance); err != nil {
+		return tol, usageErrorf("stormsim check: %v", err)
 	}
-	return tolerance, nil
+	switch {
+	case cf.toleranceAbs != "":
+		if tol.Floors, err = check.ParseFloors(cf.toleranceAbs); err != nil {
+			return tol, usageErrorf("stormsim check: %v", err)
+		}
+	case tol.Relative > 0:
+		tol.Floors = check.DefaultFloors
+	}
+	return tol, nil
 }
 
 // target loads and validates one file: a sweep file's plan, or the
@@ -335,36 +347,73 @@ func (t *checkTarget) add(cat results.Catalog, c check.Check) error {
 	return nil
 }
 
-// reportBaseline prints the baseline verdict and its drifts; it reports
-// whether the run is within tolerance.
-func reportBaseline(e *env, t *checkTarget, doc *results.Document, tolerance float64, suffix string) bool {
-	cmp := check.Compare(t.base, doc, tolerance)
-	tol := strconv.FormatFloat(tolerance*100, 'f', -1, 64) + "%"
+// Drift reports: at most reportedDrifts drift lines (the largest), and as
+// many lines of config keys changed.
+const reportedDrifts = 10
+
+// reportBaseline prints the baseline verdict: the config keys that differ
+// from the baseline's, the largest drifts and the command that accepts
+// them. It reports whether the run is within tolerance.
+func (c *checkRun) reportBaseline(t *checkTarget, doc *results.Document, suffix string) bool {
+	w := c.e.stdout
+	cmp := check.Compare(t.base, doc, c.tolerance)
+	within := strconv.FormatFloat(c.tolerance.Relative*100, 'f', -1, 64) + "%"
+	if f := c.tolerance.Floors.String(); f != "" {
+		within += " (or " + f + ")"
+	}
 	switch {
 	case !cmp.Drifted() && cmp.SeriesCompared == 0:
-		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, tol, suffix)
+		fmt.Fprintf(w, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, within, suffix)
 	case !cmp.Drifted():
-		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, tol, suffix)
+		fmt.Fprintf(w, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, within, suffix)
 	case cmp.SeriesCompared == 0:
-		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, tol, suffix)
+		fmt.Fprintf(w, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, within, suffix)
 	default:
-		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
-			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, tol, suffix)
+		fmt.Fprintf(w, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
+			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, within, suffix)
 	}
-	for _, d := range cmp.Drifts {
-		fmt.Fprintf(e.stdout, "  drift %s\n", d)
-	}
-	for _, d := range cmp.SeriesDrifts {
-		fmt.Fprintf(e.stdout, "  drift %s\n", d)
+	if cmp.Drifted() {
+		changes := check.ConfigChanges(t.base.Config, doc.Config)
+		for i, ch := range changes {
+			if i == reportedDrifts {
+				fmt.Fprintf(w, "  config: and %d more keys\n", len(changes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  config: %s\n", safetext.Terminal(ch.String()))
+		}
+		if len(changes) == 0 && t.base.ConfigHash == doc.ConfigHash {
+			fmt.Fprintf(w, "  config: the baseline's (%s): the model changed, in %s (the baseline's by %s)\n",
+				doc.ConfigHash, safetext.Terminal(doc.Tool), safetext.Terminal(t.base.Tool))
+		}
+		lines, metrics, series := cmp.Worst(reportedDrifts)
+		for _, l := range lines {
+			fmt.Fprintf(w, "  drift %s\n", l)
+		}
+		if metrics+series > 0 {
+			fmt.Fprintf(w, "  and %d more: %d metric%s and %d series\n", metrics+series, metrics, plural(metrics, "", "s"), series)
+		}
+		fmt.Fprintf(w, "  if the change is meant, accept it: %s\n", acceptCommand(c.args, t.base))
 	}
 	if len(cmp.New) > 0 {
-		fmt.Fprintf(e.stdout, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
+		fmt.Fprintf(w, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
 	}
 	if len(cmp.NewSeries) > 0 {
-		fmt.Fprintf(e.stdout, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
-	}
-	if t.base.ConfigHash != doc.ConfigHash {
-		fmt.Fprintf(e.stdout, "  note: the baseline ran config %s, this run %s\n", t.base.ConfigHash, doc.ConfigHash)
+		fmt.Fprintf(w, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
 	}
 	return !cmp.Drifted()
+}
+
+// acceptCommand is the command that makes this run the baseline: this
+// one with --update-baseline. A baseline that holds series gets a result
+// instead, since --update-baseline keeps none.
+func acceptCommand(args []string, base *results.Document) string {
+	parts := []string{"stormsim", "check"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	cmd := strings.Join(append(parts, "--update-baseline"), " ")
+	if slices.ContainsFunc(check.DocumentSeries(base), func(s results.Series) bool { return len(s.Values) > 0 }) {
+		cmd += " (it keeps no series; stormsim run -c FILE --format json > BASELINE keeps them)"
+	}
+	return cmd
 }
