@@ -93,7 +93,7 @@ func TestCompareSeries(t *testing.T) {
 			[]string{"results[full].series.attempts: 1 of 2 windows differ; 3 in the baseline, 2 now, the most at [1]: 20 in the baseline, 25 now (+25.00%)"}},
 		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 6, []string{
 			"results[full].series.attempts: 3 values in the baseline, no series now", "results[full].series.accepts: 3 values in the baseline, no series now",
-}},
+		}},
 		{"a baseline without series compares none", docWith(sim.Result{Policy: "full"}), withSeries(10, 20, 30), 0, nil},
 	}
 	for _, tt := range tests {
@@ -143,7 +143,9 @@ func TestCompareFloors(t *testing.T) {
 			t.Errorf("%s: drifts %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	series := func(v ...int64) *results.Document { return docWith(sim.Result{Policy: "p", Series: sim.Series{Attempts: v}}) }
+	series := func(v ...int64) *results.Document {
+		return docWith(sim.Result{Policy: "p", Series: sim.Series{Attempts: v}})
+	}
 	if c := Compare(series(3, 100), series(4, 100), Tolerance{Relative: 0.05, Floors: DefaultFloors}); c.Drifted() {
 		t.Errorf("a window one count off drifted under the default floors: %+v", c.SeriesDrifts)
 	}
