@@ -84,6 +84,9 @@ type Options struct {
 	WaitQuiet time.Duration
 	// Progress, if set, receives one line per step.
 	Progress io.Writer
+	// Overwrite writes into an OutDir that holds another calibration's
+	// outputs, or files calibrate does not write (left alone).
+	Overwrite bool
 }
 
 func (o Options) withDefaults() Options {
@@ -250,7 +253,7 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	defer db.Close()
 	c.rep.Database = db.Source
 	c.logf("PostgreSQL from %s", db)
-	dir, err := outdir.Prepare(c.opt.OutDir)
+	dir, err := outdir.Prepare(c.opt.OutDir, c.claim())
 	if err != nil {
 		return &UsageError{err}
 	}
@@ -299,6 +302,21 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 		c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
 	}
 	return nil
+}
+
+// claim is what calibrate writes into its directory: a calibration of
+// the same config may be written again there, nothing else replaced.
+func (c *calibration) claim() outdir.Claim {
+	return outdir.Claim{Command: "calibrate", Marker: ReportFile, Key: "config_hash", ID: c.rep.ConfigHash, Overwrite: c.opt.Overwrite,
+		Owns: func(name string) bool {
+			switch name {
+			case ReportFile, RecordFile, CalibratedFile, ChartsDir, lab.LogsDir:
+				return true
+			}
+			var k int
+			_, err := fmt.Sscanf(name, CalibratedRunFile, &k)
+			return err == nil && name == fmt.Sprintf(CalibratedRunFile, k)
+		}}
 }
 
 // model is a role's scenarios: replication r runs scenarios[r mod len];

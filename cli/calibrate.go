@@ -19,7 +19,7 @@ import (
 var cmdCalibrate = &command{
 	name:    "calibrate",
 	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
+	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--overwrite]",
 	run:     runCalibrate,
 }
 
@@ -28,7 +28,8 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	var sf scenarioFlags
 	sf.add(fs)
 	var opt calibrate.Options
-	fs.StringVarP(&opt.OutDir, "out", "o", "", "write calibration.json, calibrated.yaml, real.ndjson, charts/ and logs/ into `DIR` (created)")
+	var out outFlags
+	out.add(fs, "write calibration.json, calibrated.yaml, real.ndjson, charts/ and logs/ into `DIR` (created)")
 	fs.StringArrayVar(&opt.Models, "model", nil, "predict this storm with the sections fitted on another: `FILE`s (repeatable, or a quoted glob) such as A/calibrated-run-*.yaml or A/calibrated.yaml")
 	fs.IntVar(&opt.Runs, "runs", calibrate.DefaultRuns, "real storms to compare, `K`; run k uses seed seed+k-1")
 	fs.IntVar(&opt.Replace, "replace", -1, "replace up to `N` runs that other work disturbed by fresh ones; -1: as many as --runs")
@@ -41,6 +42,7 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
+	opt.OutDir, opt.Overwrite = out.dir, out.overwrite
 	if opt.OutDir == "" {
 		return usageErrorf("stormsim calibrate: -o/--out DIR is required")
 	}

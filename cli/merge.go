@@ -11,30 +11,37 @@ import (
 var cmdMerge = &command{
 	name:      "merge",
 	summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
-	usage:     "DIR... -o OUT [--charts=false]",
+	usage:     "DIR... -o OUT [--charts=false] [--overwrite]",
 	run:       runMerge,
 	takesArgs: true,
 }
 
 func runMerge(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
-	out := fs.StringP("out", "o", "", "write the merged sweep into `OUT` (created)")
+	var out outFlags
+	out.add(fs, "write the merged sweep into `OUT` (created)")
 	charts := fs.Bool("charts", true, "draw the charts")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if out.dir == "" || fs.NArg() == 0 {
 		return usageErrorf("stormsim merge: give the shard directories and -o OUT")
 	}
-	dir, err := outdir.Prepare(*out)
+	// The merged sweep is the shards' sweep: its manifest names it (merge
+	// says why when the shards disagree or have none).
+	m, err := sweep.ReadManifest(fs.Arg(0))
 	if err != nil {
 		return badInput(fmt.Errorf("stormsim merge: %w", err))
+	}
+	dir, err := out.prepare(cmd.name, outdir.Claim{Owns: owns(m.Files()), Marker: sweep.ManifestFile, Key: "sweep", ID: m.Sweep})
+	if err != nil {
+		return err
 	}
 	written, err := sweep.Merge(dir.Path, fs.Args(), *charts)
 	if err != nil {
 		dir.Abandon()
 		return sweepError(err)
 	}
-	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), *out, len(written))
+	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), out.dir, len(written))
 	return err
 }

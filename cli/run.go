@@ -27,7 +27,7 @@ import (
 var cmdRun = &command{
 	name:    "run",
 	summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
-	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false]]",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false] [--overwrite]]",
 	run:     runRun,
 }
 
@@ -39,8 +39,9 @@ type stormRun struct {
 	e              *env
 	sf             scenarioFlags
 	rf             runFlags
-	format, outDir string
-	charts         bool
+	format string
+	out    outFlags
+	charts bool
 	progress       *runProgress // nil: none
 	limits         budget.Limits
 }
@@ -57,9 +58,9 @@ func runRun(e *env, cmd *command, args []string) error {
 	// The directory is checked before the run, so that a long run is not
 	// lost to a directory it cannot write.
 	var dir *outdir.Dir
-	if r.outDir != "" {
-		if dir, err = outdir.Prepare(r.outDir); err != nil {
-			return badInput(fmt.Errorf("stormsim run: %w", err))
+	if r.out.dir != "" {
+		if dir, err = r.out.prepare(cmd.name, outdir.Claim{Owns: owns(runFiles()), Marker: ResultFile, Key: "config_hash", ID: file.Hash()}); err != nil {
+			return err
 		}
 	}
 	if r.progress != nil && est.MinTime >= LongRun {
@@ -91,7 +92,7 @@ func (r *stormRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs := flagSet(cmd.name)
 	r.sf.add(fs)
 	fs.StringVar(&r.format, "format", "table", "stdout `format`: table or json")
-	fs.StringVarP(&r.outDir, "out", "o", "", "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
+	r.out.add(fs, "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
 	fs.BoolVar(&r.charts, "charts", true, "with -o, draw the charts (PNG and SVG) into DIR")
 	r.rf.add(fs)
 	progress := fs.String("progress", "auto", "progress on stderr once a run takes more than a few seconds: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")

@@ -19,7 +19,7 @@ import (
 var cmdSweep = &command{
 	name:    "sweep",
 	summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
-	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--progress auto|plain|none] [--charts=false]",
+	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--overwrite] [--progress auto|plain|none] [--charts=false]",
 	run:     runSweep,
 }
 
@@ -27,7 +27,8 @@ var cmdSweep = &command{
 type sweepRun struct {
 	e              *env
 	args           []string // as given, for the --resume command
-	file, outDir   string
+	file           string
+	out            outFlags
 	rf             runFlags
 	shardFlag      string
 	resume, charts bool
@@ -62,9 +63,9 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := outdir.Prepare(r.outDir)
+	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(r.plan.Manifest().Files()), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
 	if err != nil {
-		return badInput(fmt.Errorf("stormsim sweep: %w", err))
+		return err
 	}
 	stopWatch := e.watchMemory(r.limits, est)
 	written, err := r.plan.Run(sweep.Options{Dir: dir.Path, Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count,
@@ -87,7 +88,7 @@ func runSweep(e *env, cmd *command, args []string) error {
 func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error) {
 	fs := flagSet(cmd.name)
 	fs.StringVarP(&r.file, "config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
-	fs.StringVarP(&r.outDir, "out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
+	r.out.add(fs, "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
 	r.rf.add(fs)
 	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
 		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
@@ -100,7 +101,7 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	if err := r.rf.check(cmd.name); err != nil {
 		return false, err
 	}
-	if r.file == "" || r.outDir == "" {
+	if r.file == "" || r.out.dir == "" {
 		return false, usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
 	}
 	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
@@ -137,15 +138,15 @@ func (r *sweepRun) checkGrid(ctx context.Context) error {
 func (r *sweepRun) estimate() (budget.Estimate, error) {
 	plan := r.plan
 	est := budget.Sweep(shardShape(plan.Shape(), r.points, plan.Size, r.shard.count > 1), r.limits, r.rf.workers)
-	free := budget.FreeDisk(r.outDir)
-	if err := est.CheckSweep(r.limits, free, plan.Replications, r.outDir); err != nil {
+	free := budget.FreeDisk(r.out.dir)
+	if err := est.CheckSweep(r.limits, free, plan.Replications, r.out.dir); err != nil {
 		return est, sweepOverBudget(err, plan, r.rf)
 	}
 	cores := min(est.Concurrent, r.limits.Cores)
 	r.progress.Say("%s: %s storms (%d replication%s of %d polic%s a point) of up to %s clients: at least %s of computing on %d core%s, about %s of memory (budget %s), about %s of files in %s%s",
 		r.name, human.Count(est.Storms), plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"),
 		human.Count(int64(est.Clients)), human.Duration(est.MinTime), cores, plural(cores, "", "s"),
-		human.Bytes(est.MemoryBytes), human.Bytes(r.limits.MemoryBytes), human.Bytes(est.OutputBytes), safetext.Terminal(r.outDir), freeNote(free))
+		human.Bytes(est.MemoryBytes), human.Bytes(r.limits.MemoryBytes), human.Bytes(est.OutputBytes), safetext.Terminal(r.out.dir), freeNote(free))
 	return est, nil
 }
 
@@ -165,7 +166,7 @@ func (r *sweepRun) summary(charts []string) string {
 	if r.shard.count <= 1 {
 		files = append(files, sweep.CSVFile)
 	}
-	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.outDir)
+	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.out.dir)
 	switch {
 	case r.shard.count > 1:
 		msg += fmt.Sprintf(" (shard %d/%d; join the shards with stormsim merge)", r.shard.index, r.shard.count)

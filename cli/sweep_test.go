@@ -83,10 +83,17 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 			t.Errorf("%s differs between the merged and the unsharded sweep", n)
 		}
 	}
-	// Resuming into the directory of another sweep is bad input.
+	// Running or resuming into the directory of another sweep is bad
+	// input, and so is a resume even with --overwrite.
 	other := strings.Replace(smallSweep, "seed: 2", "seed: 3", 1)
 	os.WriteFile(cfg, []byte(other), 0o644)
-	code, _, stderr = stormsim("sweep", "-c", cfg, "-o", whole, "--resume", "--progress", "none")
+	for _, args := range [][]string{{}, {"--resume"}} {
+		code, _, stderr = stormsim(append([]string{"sweep", "-c", cfg, "-o", whole, "--progress", "none"}, args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, ": holds what another stormsim sweep wrote (its sweep.json has sweep sha256:") {
+			t.Errorf("into another sweep %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	code, _, stderr = stormsim("sweep", "-c", cfg, "-o", whole, "--resume", "--overwrite", "--progress", "none")
 	if code != ExitUsage || !strings.Contains(stderr, "was written by another sweep") {
 		t.Errorf("foreign resume: exit %d, stderr %q", code, stderr)
 	}
@@ -111,7 +118,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"metric whose model is off", []string{"sweep", "-c", noModel, "-o", filepath.Join(t.TempDir(), "x")},
 			noModel + ":13: metrics: database.peak_rows_per_s: no point of the sweep has data for it: it comes from the database: model, which is off\n"},
 		{"merge without dirs", []string{"merge", "-o", "x"}, "stormsim merge: give the shard directories and -o OUT"},
-		{"merge of nothing", []string{"merge", t.TempDir(), "-o", "x"}, "merge: open "},
+		{"merge of nothing", []string{"merge", t.TempDir(), "-o", "x"}, "stormsim merge: open "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
