@@ -36,14 +36,14 @@ const ResultFile = "result.json"
 
 // stormRun is one stormsim run: its flags and what they resolve to.
 type stormRun struct {
-	e              *env
-	sf             scenarioFlags
-	rf             runFlags
-	format string
-	out    outFlags
-	charts bool
-	progress       *runProgress // nil: none
-	limits         budget.Limits
+	e        *env
+	sf       scenarioFlags
+	rf       runFlags
+	format   string
+	out      outFlags
+	charts   bool
+	progress *runProgress // nil: none
+	limits   budget.Limits
 }
 
 func runRun(e *env, cmd *command, args []string) error {
