@@ -25,6 +25,11 @@ func TestRunProgressLine(t *testing.T) {
 	if got := p.line(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// A storm still placing its first attempts is said apart.
+	p.report(3, sim.Progress{Horizon: 24 * time.Hour, Clients: 100_000_000, Placed: 1_234_567}, false)
+	if got := p.line(); got != want+"; setting up: 1,234,567/100,000,000 clients placed" {
+		t.Errorf("setting up: %q", got)
+	}
 }
 
 // TestRunProgressWaitsThenReports pins that a run says nothing for its
