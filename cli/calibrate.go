@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"stormsim/calibrate"
 	"stormsim/config"
@@ -60,7 +56,7 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 		opt.Policy = sf.policies[0]
 	}
 	opt.Progress = e.stderr
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := calibrate.Run(ctx, s, opt)
 	var ue *calibrate.UsageError

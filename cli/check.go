@@ -165,7 +165,7 @@ func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
 	err := runner.Build(doc, s, t.specs, runner.Options{Workers: c.rf.workers, Context: ctx})
 	stop()
 	if errors.Is(err, runner.ErrStopped) {
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)}
+		return interruptedf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)
 	}
 	if err != nil {
 		return err

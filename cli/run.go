@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"stormsim/budget"
@@ -144,8 +141,8 @@ func (r *stormRun) build(ctx context.Context, file *config.ScenarioFile, specs [
 	err := runner.Build(res, s, specs, runner.Options{Workers: r.rf.workers, Context: ctx, Progress: r.progress.report})
 	r.progress.end()
 	if errors.Is(err, runner.ErrStopped) {
-		return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
-			human.Duration(time.Since(started)))}
+		return nil, interruptedf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
+			human.Duration(time.Since(started)))
 	}
 	return res, err
 }
@@ -172,17 +169,6 @@ func (r *stormRun) writeDir(dir *outdir.Dir, res *results.Document, s *sim.Scena
 // LongRun is the least computing time estimated before a run for which
 // run says so before it starts.
 const LongRun = time.Minute
-
-// interruptible is a context cancelled by the first Ctrl-C (SIGINT) or
-// SIGTERM; a second one ends the process at once, as usual.
-func interruptible() (context.Context, func()) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return ctx, stop
-}
 
 // warnHorizon says, on w, which storms their horizon stopped before they
 // converged: their numbers are those of a storm still going on.

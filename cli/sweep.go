@@ -127,8 +127,8 @@ func (r *sweepRun) checkGrid(ctx context.Context) error {
 	})
 	var ie *sweep.InterruptedError
 	if errors.As(err, &ie) {
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
-			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))}
+		return interruptedf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
+			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))
 	}
 	return badInput(err)
 }
@@ -157,7 +157,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 	if ie.Finishing {
 		what = fmt.Sprintf("interrupted while writing %s and the charts; all %s points are in %s; write them with", sweep.CSVFile, human.Count(int64(ie.Points)), ie.File)
 	}
-	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: %s: %s", what, resumeCommand(r.args))}
+	return interruptedf("stormsim sweep: %s: %s", what, resumeCommand(r.args))
 }
 
 // summary is the line that says what a finished sweep wrote.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -83,7 +84,18 @@ func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) 
 	if len(sf.sets) > 0 || len(sf.policies) > 0 {
 		return usageErrorf("stormsim validate: %s is a sweep file: --set and --policy apply to a scenario (a sweep's axes set its keys)", safetext.Terminal(sf.configPath))
 	}
-	plan, err := sweep.Load(sf.configPath, rf.replications)
+	plan, err := sweep.Open(sf.configPath, rf.replications)
+	if err != nil {
+		return badInput(err)
+	}
+	// A million points take tens of seconds to check: Ctrl-C stops it.
+	ctx, stop := interruptible()
+	defer stop()
+	err = plan.Check(func(int) bool { return ctx.Err() == nil })
+	var ie *sweep.InterruptedError
+	if errors.As(err, &ie) {
+		return interruptedf("stormsim validate: interrupted while checking the grid (%s of %s points checked)", human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))
+	}
 	if err != nil {
 		return badInput(err)
 	}

@@ -33,8 +33,8 @@ type Progress struct {
 }
 
 // ProgressEvery is how many attempts RunWithProgress processes between
-// two reports.
-const ProgressEvery = 1 << 20
+// two reports: how long a stop waits, some 10-30 ms at the engine's speed.
+const ProgressEvery = 1 << 18
 
 // PlaceEvery is how many clients' first attempts RunWithProgress places
 // between two reports while it sets a storm up: placing 10^8 clients takes
