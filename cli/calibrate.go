@@ -15,7 +15,7 @@ import (
 var cmdCalibrate = &command{
 	name:    "calibrate",
 	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--overwrite]",
+	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--resume] [--overwrite]",
 	run:     runCalibrate,
 }
 
@@ -34,7 +34,8 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	fs.StringVar(&opt.DatabaseURL, "database-url", "", "PostgreSQL `URL` on loopback; default $DATABASE_URL, else a throwaway cluster if initdb is installed")
 	fs.StringVar(&opt.GatewayBin, "gateway-bin", "", "the gateway binary `PATH`; default: go build ./cmd/gateway")
 	fs.IntVar(&opt.MaxClients, "max-clients", calibrate.DefaultMaxClients, "refuse configs with more than `N` clients")
-	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D`")
+	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D` (the real runs finished are kept; --resume goes on)")
+	fs.BoolVar(&opt.Resume, "resume", false, "keep the real runs that a calibration of the same config, stopped before it ended, left in -o DIR, and run the rest")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
@@ -60,15 +61,22 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	defer stop()
 	rep, err := calibrate.Run(ctx, s, opt)
 	var ue *calibrate.UsageError
+	var ie *calibrate.InterruptedError
 	switch {
+	case err != nil && ctx.Err() != nil && !errors.As(err, &ie):
+		return interruptedf("stormsim calibrate: interrupted before any real run finished: nothing is kept, and every process and schema it started is gone")
 	case errors.As(err, &ue):
 		var fe *sim.FieldError
 		if errors.As(ue, &fe) {
 			return usageErrorf("%s: %s: %s (got %v)", locateKey(sf, fe.Path), fe.Path, fe.Problem, fe.Got)
 		}
 		return usageErrorf("stormsim calibrate: %v", ue)
-	case err != nil && ctx.Err() != nil:
-		return fmt.Errorf("stormsim calibrate: interrupted; every process and schema it started is gone: %w", err)
+	case errors.As(err, &ie) && ie.Kept == 0 && ctx.Err() != nil:
+		return interruptedf("stormsim calibrate: interrupted %s", ie.What())
+	case errors.As(err, &ie) && ctx.Err() != nil:
+		return interruptedf("stormsim calibrate: interrupted %s; continue with: %s", ie.What(), resumeCommand(cmd.name, args))
+	case errors.As(err, &ie) && ie.Kept > 0: // out of --timeout
+		return fmt.Errorf("stormsim calibrate: %w; continue with: %s", err, resumeCommand(cmd.name, args))
 	case err != nil:
 		return fmt.Errorf("stormsim calibrate: %w", err)
 	}

@@ -157,7 +157,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 	if ie.Finishing {
 		what = fmt.Sprintf("interrupted while writing %s and the charts; all %s points are in %s; write them with", sweep.CSVFile, human.Count(int64(ie.Points)), ie.File)
 	}
-	return interruptedf("stormsim sweep: %s: %s", what, resumeCommand(r.args))
+	return interruptedf("stormsim sweep: %s: %s", what, resumeCommand("sweep", r.args))
 }
 
 // summary is the line that says what a finished sweep wrote.
@@ -233,10 +233,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// resumeCommand is the command line that continues an interrupted sweep:
-// this one, with --resume.
-func resumeCommand(args []string) string {
-	parts := []string{"stormsim", "sweep"}
+// resumeCommand is the command line that continues an interrupted sweep
+// or calibration: stormsim cmd with args, and --resume.
+func resumeCommand(cmd string, args []string) string {
+	parts := []string{"stormsim", cmd}
 	resumed := false
 	for _, a := range args {
 		resumed = resumed || a == "--resume" || a == "--resume=true"
