@@ -26,7 +26,7 @@ var cmdCheck = &command{
 	name:    "check",
 	summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
 	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--tolerance-abs 1ms,1,1/s] [--update-baseline]\n" +
-		"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
+		"       [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D]",
 	run:       runCheck,
 	takesArgs: true,
 }
@@ -109,6 +109,7 @@ func (c *checkRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs.StringArrayVar(&c.sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
 	fs.StringArrayVar(&c.sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
 	c.rf.add(fs)
+	c.rf.addMaxTime(fs)
 	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
 	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
 	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
@@ -159,6 +160,7 @@ func (c *checkRun) suffix(t *checkTarget) string {
 // checkScenario runs t's scenario, evaluates its checks and compares it
 // with its baseline (or writes the baseline).
 func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
+	warnLong(c.e.stderr, "check", t.estimate, c.limits)
 	stop := c.e.watchMemory(c.limits, t.estimate)
 	s := t.scenario.Scenario
 	doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
@@ -260,8 +262,8 @@ func (c *checkRun) target(file string) (*checkTarget, error) {
 		return nil, err
 	}
 	t.estimate = budget.Run(s, t.specs, c.limits, c.rf.workers)
-	if err := t.estimate.CheckRun(c.limits, s.Replications); err != nil {
-		return nil, c.rf.overBudget(err, doc)
+	if err := c.rf.bound(t.estimate, c.limits, s, doc); err != nil {
+		return nil, err
 	}
 	if err := t.addChecks(doc, c.flagChecks); err != nil {
 		return nil, err

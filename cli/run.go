@@ -24,7 +24,7 @@ import (
 var cmdRun = &command{
 	name:    "run",
 	summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
-	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false] [--overwrite]]",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false] [--overwrite]]",
 	run:     runRun,
 }
 
@@ -60,10 +60,7 @@ func runRun(e *env, cmd *command, args []string) error {
 			return err
 		}
 	}
-	if r.progress != nil && est.MinTime >= LongRun {
-		fmt.Fprintf(e.stderr, "stormsim run: at least %s of computing ahead (%s storms of up to %s clients on %d cores, about %s of memory); Ctrl-C stops it\n",
-			human.Duration(est.MinTime), human.Count(est.Storms), human.Count(int64(est.Clients)), min(est.Concurrent, r.limits.Cores), human.Bytes(est.MemoryBytes))
-	}
+	warnLong(e.stderr, cmd.name, est, r.limits)
 	defer e.watchMemory(r.limits, est)()
 	ctx, stopSignals := interruptible()
 	defer stopSignals()
@@ -92,6 +89,7 @@ func (r *stormRun) parseFlags(cmd *command, args []string) (done bool, err error
 	r.out.add(fs, "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
 	fs.BoolVar(&r.charts, "charts", true, "with -o, draw the charts (PNG and SVG) into DIR")
 	r.rf.add(fs)
+	r.rf.addMaxTime(fs)
 	progress := fs.String("progress", "auto", "progress on stderr once a run takes more than a few seconds: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
 	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
 		return done, err
@@ -126,8 +124,8 @@ func (r *stormRun) load(cmd *command) (*config.ScenarioFile, []policies.Spec, bu
 		return nil, nil, est, err
 	}
 	est = budget.Run(s, specs, r.limits, r.rf.workers)
-	if err := est.CheckRun(r.limits, s.Replications); err != nil {
-		return nil, nil, est, r.rf.overBudget(err, doc)
+	if err := r.rf.bound(est, r.limits, s, doc); err != nil {
+		return nil, nil, est, err
 	}
 	return file, specs, est, nil
 }

@@ -199,7 +199,7 @@ func shardShape(sh budget.SweepShape, points, size int, sharded bool) budget.Swe
 	sh.Points = points
 	sh.Storms = int64(float64(sh.Storms) * f)
 	sh.ClientStorms *= f
-	sh.MinAttempts *= f
+	sh.Work = sh.Work.Times(f)
 	sh.OutputBytes = int64(float64(sh.OutputBytes) * f)
 	sh.ChartFiles, sh.ChartValues = 0, 0
 	return sh

@@ -18,7 +18,7 @@ import (
 var cmdValidate = &command{
 	name:    "validate",
 	summary: "check a config or a sweep file without running it, and estimate its memory, time and files",
-	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D]",
 	run:     runValidate,
 }
 
@@ -28,6 +28,7 @@ func runValidate(e *env, cmd *command, args []string) error {
 	sf.add(fs)
 	var rf runFlags
 	rf.add(fs)
+	rf.addMaxTime(fs)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
@@ -66,6 +67,13 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 	est := budget.Run(s, specs, limits, rf.workers)
 	if err := est.CheckRun(limits, s.Replications); err != nil {
 		return rf.overBudget(err, doc)
+	}
+	// A run over the time limit is valid: run and check refuse it
+	// without --max-time, and validate says so.
+	if err := rf.overBudget(est.CheckTime(limits, s), doc); err != nil {
+		fmt.Fprintf(e.stderr, "stormsim validate: warning: %v; run and check refuse it\n", err)
+	} else {
+		warnLong(e.stderr, cmd.name, est, limits)
 	}
 	labels := make([]string, len(specs))
 	for i, p := range specs {

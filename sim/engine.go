@@ -33,8 +33,8 @@ type Progress struct {
 }
 
 // ProgressEvery is how many attempts RunWithProgress processes between
-// two reports: how long a stop waits, some 10-30 ms at the engine's speed.
-const ProgressEvery = 1 << 18
+// two reports: how long a stop waits, a few milliseconds at the engine's speed.
+const ProgressEvery = 1 << 16
 
 // PlaceEvery is how many clients' first attempts RunWithProgress places
 // between two reports while it sets a storm up: placing 10^8 clients takes

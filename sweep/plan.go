@@ -241,10 +241,9 @@ func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
 	sh.ClientStorms += float64(storms) * float64(s.Clients)
 	for _, spec := range s.Policies {
 		if b, err := policies.New(spec); err == nil {
-			sh.MinAttempts += float64(s.Replications) * budget.MinAttempts(s, b)
+			sh.Work = sh.Work.Add(budget.StormWork(s, b).Times(float64(s.Replications)))
 		}
 	}
-	sh.Models = sh.Models || len(results.ModelsOn(s)) > 0
 	sh.MaxClients = max(sh.MaxClients, s.Clients)
 	sh.MaxStormBytes = max(sh.MaxStormBytes, budget.StormBytes(s))
 	metrics := int64(budget.MetricsPerResult(s))
