@@ -3,6 +3,8 @@ package policies
 import (
 	"fmt"
 	"time"
+
+	"stormsim/internal/suggest"
 )
 
 // Spec is a policy as configured: its kind (Name), parameters and the
@@ -54,6 +56,15 @@ type KindInfo struct {
 	// a policy times out only when its timeout is set.
 	LibraryTimeout time.Duration
 	TimeoutSource  string // where LibraryTimeout comes from
+}
+
+// KindNames are the names of Kinds, in their order.
+func KindNames() []string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k.Name)
+	}
+	return names
 }
 
 // Kinds lists every policy kind in display order.
@@ -139,7 +150,11 @@ func New(s Spec) (*Backoff, error) {
 	s = s.WithDefaults()
 	kind, ok := LookupKind(s.Kind)
 	if !ok {
-		return nil, &ParamError{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Kind}
+		problem := "unknown policy (see `stormsim policies`)"
+		if best, ok := suggest.Closest(string(s.Kind), KindNames()); ok {
+			problem = "unknown policy; did you mean " + best + "? (see `stormsim policies`)"
+		}
+		return nil, &ParamError{Key: "name", Problem: problem, Got: s.Kind}
 	}
 	if s.MaxAttempts < 0 {
 		return nil, &ParamError{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}
