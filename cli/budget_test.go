@@ -92,7 +92,7 @@ func TestValidateBoundsTheTimeOfAnAdmissionBoundStorm(t *testing.T) {
 
 // TestValidateEstimatesASweep pins validate on a sweep file: every point
 // checked, the grid and the whole sweep's estimate on one line each; and
-// --set, which a sweep's axes do the work of, refused.
+// --policy, which a sweep's points do the work of, refused.
 func TestValidateEstimatesASweep(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
 	os.WriteFile(cfg, []byte(smallSweep), 0o644)
@@ -104,9 +104,9 @@ func TestValidateEstimatesASweep(t *testing.T) {
 		!strings.Contains(lines[1], " of computing on 1 core; about ") || !strings.HasSuffix(lines[1], " of files") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	code, stdout, stderr = stormsim("validate", "-c", cfg, "--set", "clients=3")
-	if want := "stormsim validate: " + cfg + " is a sweep file: --set and --policy apply to a scenario"; code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, want) {
-		t.Errorf("--set on a sweep: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
+	code, stdout, stderr = stormsim("validate", "-c", cfg, "--policy", "full")
+	if want := "stormsim validate: " + cfg + " is a sweep file: --policy applies to a scenario"; code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--policy on a sweep: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
 	}
 	// The shipped cluster example is a valid sweep of 10,000 points.
 	code, stdout, stderr = stormsim("validate", "-c", "../deploy/sweep-10k.yaml")

@@ -167,7 +167,7 @@ func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
 	err := runner.Build(doc, s, t.specs, runner.Options{Workers: c.rf.workers, Context: ctx})
 	stop()
 	if errors.Is(err, runner.ErrStopped) {
-		return interruptedf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)
+		return interruptedf("stormsim check: interrupted while running %s; %d check%s passed and %d failed before", t.file, c.passed, plural(c.passed, "", "s"), c.failed)
 	}
 	if err != nil {
 		return err
@@ -246,8 +246,13 @@ func (c *checkRun) target(file string) (*checkTarget, error) {
 		return nil, err
 	}
 	if doc.HasKey("axes") {
-		t.plan, err = sweep.Load(file, c.rf.replications)
-		return t, err
+		if t.plan, err = sweep.Open(file, c.rf.replications); err != nil {
+			return t, err
+		}
+		if err := t.plan.Override(c.sf.sets); err != nil {
+			return t, err
+		}
+		return t, t.plan.Check(nil)
 	}
 	for _, set := range c.rf.sets(c.sf.sets) {
 		if err := doc.SetArg(set); err != nil {
@@ -321,8 +326,9 @@ func (t *checkTarget) addChecks(doc *config.Document, flagChecks []check.Check) 
 func probeSweep(t *checkTarget, rf runFlags) (line string, ok bool) {
 	corners := t.plan.Corners()
 	reps := min(t.plan.Replications, 2)
-	head := fmt.Sprintf("%s: sweep of %s points x %d replications, every point valid; its %d corner points run with %d replication%s",
-		t.file, human.Count(int64(t.plan.Size)), t.plan.Replications, len(corners), reps, plural(reps, "", "s"))
+	head := fmt.Sprintf("%s: sweep of %s point%s x %d replication%s, every point valid; its %d corner point%s run with %d replication%s",
+		t.file, human.Count(int64(t.plan.Size)), plural(t.plan.Size, "", "s"), t.plan.Replications, plural(t.plan.Replications, "", "s"),
+		len(corners), plural(len(corners), "", "s"), reps, plural(reps, "", "s"))
 	partial, err := t.plan.Probe(corners, reps, rf.workers)
 	if err != nil {
 		return head + ": " + err.Error(), false

@@ -19,7 +19,7 @@ import (
 var cmdSweep = &command{
 	name:    "sweep",
 	summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
-	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--overwrite] [--progress auto|plain|none] [--charts=false]",
+	usage:   "-c SWEEP.yaml -o DIR [--set path=value]... [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--overwrite] [--progress auto|plain|none] [--charts=false]",
 	run:     runSweep,
 }
 
@@ -28,6 +28,7 @@ type sweepRun struct {
 	e              *env
 	args           []string // as given, for the --resume command
 	file           string
+	sets           []string // --set, on the base scenario of every point
 	out            outFlags
 	rf             runFlags
 	shardFlag      string
@@ -47,6 +48,9 @@ func runSweep(e *env, cmd *command, args []string) error {
 	}
 	var err error
 	if r.plan, err = sweep.Open(r.file, r.rf.replications); err != nil {
+		return badInput(err)
+	}
+	if err := r.plan.Override(r.sets); err != nil {
 		return badInput(err)
 	}
 	r.name = safetext.Terminal(r.plan.Name)
@@ -89,6 +93,7 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs := flagSet(cmd.name)
 	fs.StringVarP(&r.file, "config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
 	r.out.add(fs, "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
+	fs.StringArrayVar(&r.sets, "set", nil, "override a key of the base scenario at every point with a YAML `path=value`, e.g. seed=7 (repeatable; not a key an axis sets)")
 	r.rf.add(fs)
 	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
 		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
@@ -166,7 +171,8 @@ func (r *sweepRun) summary(charts []string) string {
 	if r.shard.count <= 1 {
 		files = append(files, sweep.CSVFile)
 	}
-	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.out.dir)
+	msg := fmt.Sprintf("%s: %d point%s, %d replication%s per policy: wrote %s in %s", r.name, r.plan.Size, plural(r.plan.Size, "", "s"),
+		r.plan.Replications, plural(r.plan.Replications, "", "s"), strings.Join(files, ", "), r.out.dir)
 	switch {
 	case r.shard.count > 1:
 		msg += fmt.Sprintf(" (shard %d/%d; join the shards with stormsim merge)", r.shard.index, r.shard.count)

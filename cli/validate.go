@@ -89,11 +89,14 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 // whole sweep takes (its shards split the storms, the time and the
 // lines among them), so that it can be planned before it runs.
 func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
-	if len(sf.sets) > 0 || len(sf.policies) > 0 {
-		return usageErrorf("stormsim validate: %s is a sweep file: --set and --policy apply to a scenario (a sweep's axes set its keys)", safetext.Terminal(sf.configPath))
+	if len(sf.policies) > 0 {
+		return usageErrorf("stormsim validate: %s is a sweep file: --policy applies to a scenario (a sweep runs every policy of its points)", safetext.Terminal(sf.configPath))
 	}
 	plan, err := sweep.Open(sf.configPath, rf.replications)
 	if err != nil {
+		return badInput(err)
+	}
+	if err := plan.Override(sf.sets); err != nil {
 		return badInput(err)
 	}
 	// A million points take tens of seconds to check: Ctrl-C stops it.
