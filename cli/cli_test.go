@@ -283,3 +283,16 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeSaysHowToGetStormsim: the README's examples call a bare
+// stormsim, so it says how to have one.
+func TestReadmeSaysHowToGetStormsim(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	if strings.Contains(readme, "\n    stormsim ") && (!strings.Contains(readme, "go install ./cmd/stormsim") || !strings.Contains(readme, "go run ./cmd/stormsim")) {
+		t.Error("README.md uses a bare stormsim without saying how to install it (go install ./cmd/stormsim) or run it (go run ./cmd/stormsim)")
+	}
+}

@@ -176,7 +176,7 @@ func warnHorizon(w io.Writer, doc *results.Document) {
 		if o == nil || o.Converged {
 			continue
 		}
-		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; horizon: in the config looks further\n",
+		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; a longer horizon (the config's horizon:) looks further\n",
 			safetext.Terminal(r.Policy), human.Millis(o.HorizonMs), o.Outcome, human.Count(o.Connected), human.Count(int64(r.Clients)))
 	}
 }

@@ -62,7 +62,7 @@ func TestRunProgressWaitsThenReports(t *testing.T) {
 // cannot all connect in half a second).
 func TestRunSaysWhenTheHorizonStoppedIt(t *testing.T) {
 	code, stdout, stderr := stormsim("run", "-c", ownConfigs[1], "--set", "horizon=500ms")
-	re := regexp.MustCompile(`^stormsim: full stopped at its horizon, 500ms of simulated time, without converging \(unfinished\): (\d+) of 60 clients connected; horizon: in the config looks further\n$`)
+	re := regexp.MustCompile(`^stormsim: full stopped at its horizon, 500ms of simulated time, without converging \(unfinished\): (\d+) of 60 clients connected; a longer horizon \(the config's horizon:\) looks further\n$`)
 	if code != ExitOK || !re.MatchString(stderr) || !strings.Contains(stdout, "unfinished") {
 		t.Errorf("exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
 	}
