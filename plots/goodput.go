@@ -9,7 +9,6 @@ import (
 )
 
 func goodput(p *PolicySeries) []float64 { return p.GoodputPerWindow }
-func wasted(p *PolicySeries) []float64  { return p.WastedPerWindow }
 func queued(p *PolicySeries) []float64  { return p.QueuePerWindow }
 
 // goodputChart: per window, the handshakes that reached the gateways, the
