@@ -24,6 +24,7 @@ import (
 	"stormsim/calibrate/report"
 	"stormsim/config"
 	"stormsim/internal/pgtest"
+	"stormsim/internal/syncbuf"
 	"stormsim/sim"
 )
 
@@ -414,7 +415,7 @@ func TestCtrlCKeepsFinishedRunsAndResumes(t *testing.T) {
 		args = append(args, "--set", set)
 	}
 	cmd := exec.Command(stormsimBinary(t), args...)
-	var stderr lockedBuilder
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -490,22 +491,3 @@ func TestCtrlCKeepsFinishedRunsAndResumes(t *testing.T) {
 // stopBound is the time from SIGINT to the exit the test accepts: the
 // aim is under a second, and the bound is generous for a busy machine.
 const stopBound = 5 * time.Second
-
-// lockedBuilder is a strings.Builder written by a process's copier and
-// read by the test.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

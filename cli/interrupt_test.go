@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"stormsim/internal/syncbuf"
 )
 
 // stopBound is the time from the signal to the exit that the interrupt
@@ -28,7 +29,7 @@ const stopBound = 5 * time.Second
 // as stormsim, see TestMain), with its output collected.
 type stormsimProcess struct {
 	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
+	stdout, stderr *syncbuf.Buffer
 	exited         chan struct{}
 }
 
@@ -40,7 +41,7 @@ func startStormsim(t *testing.T, stdout *os.File, args ...string) *stormsimProce
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &stormsimProcess{cmd: exec.Command(exe, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &stormsimProcess{cmd: exec.Command(exe, args...), stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	p.cmd.Env = batchEnv()
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if stdout != nil {
@@ -295,23 +296,4 @@ func (p *stormsimProcess) inSyscall(nr int) func() bool {
 		}
 		return false
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to write from the process's copier
-// and read from the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
