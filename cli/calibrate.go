@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"stormsim/calibrate"
 	"stormsim/config"
@@ -17,6 +18,9 @@ var cmdCalibrate = &command{
 	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
 	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--resume] [--overwrite]",
 	run:     runCalibrate,
+	// Stopping kills the gateways and drops the schemas, some 0.2 s; on a
+	// busy machine it may take longer, and must not be cut short.
+	stopGrace: 10 * time.Second,
 }
 
 func runCalibrate(e *env, cmd *command, args []string) error {
