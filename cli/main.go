@@ -53,6 +53,7 @@ var commands = []*command{
 	cmdMerge,
 	cmdPlot,
 	cmdPolicies,
+	cmdReport,
 	cmdRun,
 	cmdSweep,
 	cmdValidate,

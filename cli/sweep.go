@@ -9,6 +9,7 @@ import (
 
 	"stormsim/budget"
 	"stormsim/config"
+	"stormsim/htmlreport"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
@@ -67,13 +68,13 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(r.plan.Manifest().Files()), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
+	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(append(r.plan.Manifest().Files(), htmlreport.File)), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
 	if err != nil {
 		return err
 	}
 	stopWatch := e.watchMemory(r.limits, est)
 	written, err := r.plan.Run(sweep.Options{Dir: dir.Path, Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count,
-		Resume: r.resume, NoCharts: !r.charts, Progress: r.progress, Context: ctx})
+		Resume: r.resume, NoCharts: !r.charts, Progress: r.progress, Context: ctx, Derived: []string{htmlreport.File}})
 	stopWatch()
 	var ie *sweep.InterruptedError
 	if errors.As(err, &ie) {
@@ -82,6 +83,11 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		dir.Abandon()
 		return sweepError(err)
+	}
+	if r.shard.count <= 1 { // a shard's report is the merged sweep's
+		if _, err := writeReport(r.out.dir); err != nil {
+			return fmt.Errorf("stormsim sweep: the report: %w", err)
+		}
 	}
 	_, err = fmt.Fprintln(e.stdout, r.summary(written))
 	return err
@@ -169,7 +175,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 func (r *sweepRun) summary(charts []string) string {
 	files := []string{sweep.ManifestFile, sweep.PointsFile}
 	if r.shard.count <= 1 {
-		files = append(files, sweep.CSVFile)
+		files = append(files, sweep.CSVFile, htmlreport.File)
 	}
 	msg := fmt.Sprintf("%s: %d point%s, %d replication%s per policy: wrote %s in %s", r.name, r.plan.Size, plural(r.plan.Size, "", "s"),
 		r.plan.Replications, plural(r.plan.Replications, "", "s"), strings.Join(files, ", "), r.out.dir)
