@@ -280,7 +280,7 @@ func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
 			"stormsim run: -o " + swept + ": holds files stormsim run does not write (convergence_ms.png, convergence_ms.svg, sweep.csv and 2 more)"},
 		{"sweep over a run", []string{"sweep", "-c", sweepCfg, "-o", run, "--progress", "none"},
 			"stormsim sweep: -o " + run + ": holds files stormsim sweep does not write (attempts.png, attempts.svg, connected.png and 4 more)"},
-		{"plot over a run", []string{"plot", filepath.Join(run, ResultFile), "-o", run}, "stormsim plot: -o " + run + ": holds files stormsim plot does not write (result.json)"},
+		{"plot over a run", []string{"plot", filepath.Join(run, ResultFile), "-o", run}, "stormsim plot: -o " + run + ": holds files stormsim plot does not write (report.html, result.json)"},
 		{"merge over a run", []string{"merge", swept, "-o", run}, "stormsim merge: -o " + run + ": holds files stormsim merge does not write"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

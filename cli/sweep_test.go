@@ -142,7 +142,7 @@ func TestOneIsSingular(t *testing.T) {
 		"  policies[0].base: [25ms, 100ms]\n  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  admission.per_slot: [3]\n", 1))
 	dir := filepath.Join(t.TempDir(), "one")
 	code, stdout, stderr := stormsim("sweep", "-c", one, "-o", dir, "--progress", "none", "--charts=false")
-	if want := "small: 1 point, 1 replication per policy: wrote sweep.json, sweep.ndjson, sweep.csv in " + dir + "\n"; code != ExitOK || stdout != want {
+	if want := "small: 1 point, 1 replication per policy: wrote sweep.json, sweep.ndjson, sweep.csv, report.html in " + dir + "\n"; code != ExitOK || stdout != want {
 		t.Errorf("sweep: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 	}
 	code, stdout, stderr = stormsim("check", one)
