@@ -10,8 +10,8 @@
 //	     + 3 x document bytes                        (the JSON being written)
 //
 // with the per-client bytes measured by the engine's benchmarks (see the
-// constants); the time is a lower bound, every client making at least one
-// attempt at the engine's measured speed on every core. A run whose
+// constants); the time is a lower bound, the attempts MinAttempts bounds
+// at the engine's top speed on the storm's path (time.go). A run whose
 // simulated span grows its series is bounded by the scenario's horizon,
 // not here.
 package budget
@@ -61,22 +61,14 @@ const (
 	TextValueBytes = 12
 	// NameBytes is one metric name in a sweep's line.
 	NameBytes = 24
-	// CoreAttemptsPerSecond is the engine's speed on one core without
-	// models (20-28 M measured). ModelCoreAttemptsPerSecond is its speed
-	// with models on one core (5.4 M measured), and ModelStormAttemptsPerSecond
-	// a storm's with models and a second core for its network draws
-	// (11.6-12.1 M measured). Lower bounds on time use figures above the
-	// measured ones.
-	CoreAttemptsPerSecond       = 28e6
-	ModelCoreAttemptsPerSecond  = 7e6
-	ModelStormAttemptsPerSecond = 16e6
 )
 
 // Limits are what a command may ask of the machine.
 type Limits struct {
-	MemoryBytes int64  // the process's peak memory
-	MemoryFrom  string // where MemoryBytes comes from, for messages
-	Cores       int    // CPUs that run storms at once
+	MemoryBytes int64         // the process's peak memory
+	MemoryFrom  string        // where MemoryBytes comes from, for messages
+	Cores       int           // CPUs that run storms at once
+	MaxTime     time.Duration // the longest computing a run may ask for, as MinTime bounds it; 0: any
 }
 
 // MemoryFlag is the flag that sets Limits.MemoryBytes.
@@ -84,10 +76,10 @@ const MemoryFlag = "--max-memory"
 
 // Machine returns the default limits: half of this machine's memory (the
 // smaller of physical memory and a cgroup's limit), leaving the rest to
-// the system and to whatever else runs, and every CPU.
+// the system and to whatever else runs, every CPU, and DefaultMaxTime.
 func Machine() Limits {
 	total := machineMemory()
-	return Limits{MemoryBytes: total / 2, Cores: runtime.GOMAXPROCS(0),
+	return Limits{MemoryBytes: total / 2, Cores: runtime.GOMAXPROCS(0), MaxTime: DefaultMaxTime,
 		MemoryFrom: "half of this machine's " + human.Bytes(total) + "; " + MemoryFlag + " SIZE sets it"}
 }
 
@@ -179,13 +171,13 @@ func Run(s *sim.Scenario, specs []policies.Spec, limits Limits, workers int) Est
 	// The document is built in memory, indented into a second buffer and
 	// written from it: three copies at the peak.
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes + 3*e.OutputBytes
-	attempts := 0.0
+	var w Work
 	for _, spec := range specs {
 		if b, err := policies.New(spec); err == nil {
-			attempts += MinAttempts(s, b)
+			w = w.Add(StormWork(s, b))
 		}
 	}
-	e.MinTime = MinTime(attempts*float64(reps), models(s), e.Concurrent, limits.Cores)
+	e.MinTime = w.Times(float64(reps)).Time(e.Concurrent, limits.Cores)
 	return e
 }
 
@@ -199,33 +191,16 @@ func concurrent(storms int64, limits Limits, workers int) int {
 // StormBytes is one storm of s's memory.
 func StormBytes(s *sim.Scenario) int64 {
 	perClient := int64(CoreBytesPerClient)
-	if models(s) {
+	if hasModels(s) {
 		perClient = ModelBytesPerClient
 	}
 	return int64(s.Clients)*perClient + StormOverheadBytes
 }
 
-// models reports whether s turns on a model that stores per-client state
-// or slows the engine down.
-func models(s *sim.Scenario) bool {
+// hasModels reports whether s turns on a model that stores per-client state.
+func hasModels(s *sim.Scenario) bool {
 	return s.Network != nil || s.Capacity != nil || s.Gateways != nil || s.Lease != nil ||
 		s.Detection != nil || s.Database != nil || s.ThenDrain != nil || s.Failure != nil
-}
-
-// MinTime is the least computing time of attempts attempts, storms
-// running at once on cores cores. A storm without models runs on one
-// core; one with models may draw on a second.
-func MinTime(attempts float64, withModels bool, storms, cores int) time.Duration {
-	storms, cores = max(1, storms), max(1, cores)
-	rate := CoreAttemptsPerSecond * float64(min(storms, cores))
-	if withModels {
-		rate = min(ModelStormAttemptsPerSecond*float64(storms), ModelCoreAttemptsPerSecond*float64(cores))
-	}
-	seconds := attempts / rate
-	if seconds > float64(math.MaxInt64/int64(time.Second)) {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(seconds * float64(time.Second))
 }
 
 // MetricsPerResult bounds the metrics one result of s has: every numeric
@@ -256,10 +231,12 @@ func MetricsPerResult(s *sim.Scenario) int {
 }
 
 // OverError is an estimate beyond the limits: Key is the config key (or
-// flag) to change, Message says by how much and what to do.
+// flag) to change, Message says by how much and what to do. Time: the
+// time limit was passed (the memory budget otherwise).
 type OverError struct {
 	Key     string
 	Message string
+	Time    bool
 }
 
 func (e *OverError) Error() string { return e.Key + ": " + e.Message }

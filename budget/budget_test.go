@@ -102,8 +102,9 @@ func TestRunEstimate(t *testing.T) {
 	if want := ProcessBytes + 2*e.StormBytes + e.KeptBytes + 3*e.OutputBytes; e.MemoryBytes != want {
 		t.Errorf("memory %d, want %d", e.MemoryBytes, want)
 	}
-	// 20 storms x 1000 clients = 20,000 attempts at least, on 2 cores.
-	if want := time.Duration(357_142); e.MinTime != want { // 20,000 / (28e6 x 2) s
+	// 20 storms x 1000 clients = 20,000 attempts at least, on 2 cores,
+	// with nothing to place (every first attempt at t = 0).
+	if want := time.Duration(250_000); e.MinTime != want { // 20,000 / (40e6 x 2) s
 		t.Errorf("time %v, want %v", e.MinTime, want)
 	}
 	if err := e.CheckRun(limits, 10); err != nil {
@@ -203,25 +204,34 @@ func TestCheckSweepNamesTheKeyToChange(t *testing.T) {
 	}
 }
 
-// TestMinTimeRates: a storm without models keeps one core busy, one with
-// models up to two (its network draws), and no storm goes faster than a
-// storm's measured best allows.
-func TestMinTimeRates(t *testing.T) {
+// TestWorkTime: storms take a worker each for their Solo time, share the
+// cores for their Core time, and none is quicker than the longest.
+func TestWorkTime(t *testing.T) {
+	w := Work{Solo: 4, Core: 6, Longest: 1.5}
 	for _, c := range []struct {
-		attempts      float64
-		models        bool
 		storms, cores int
+		want          float64
 	}{
-		{28e6, false, 1, 2},     // one storm, one of the two cores
-		{2 * 28e6, false, 4, 2}, // more storms than cores: every core
-		{16e6, true, 1, 8},      // a storm with models on a big machine: its own best
-		{14e6, true, 1, 2},      // two cores, both its own
-		{7e6, true, 1, 1},       // one core
-		{3 * 16e6, true, 3, 8},  // three storms, each with a second core to spare
-		{8 * 7e6, true, 16, 8},  // more storms than cores: every core, no second core each
+		{1, 1, 6}, // one core does it all
+		{1, 8, 4}, // one worker runs the storms one after another
+		{2, 2, 3}, // the cores are the limit
+		{4, 8, 1.5},
+		{8, 8, 1.5}, // the longest storm
 	} {
-		if got := MinTime(c.attempts, c.models, c.storms, c.cores); got != time.Second {
-			t.Errorf("%.0f attempts, models %v, %d storms on %d cores: %v, want 1s", c.attempts, c.models, c.storms, c.cores, got)
+		if got := w.Time(c.storms, c.cores); got != time.Duration(c.want*float64(time.Second)) {
+			t.Errorf("%d storms on %d cores: %v, want %vs", c.storms, c.cores, got, c.want)
 		}
+	}
+	// A storm with latency goes at most its own speed with a second core,
+	// and asks each core for twice the time.
+	s, b := parseStorm(t, "clients: 1000\nadmission: {kind: unlimited}\npolicies: [{name: full, base: 100ms, cap: 1s}]\nnetwork: {rtt: {value: 10ms}}\n")
+	got := StormWork(s, b)
+	n, storm, core := 1000.0, NetworkStormAttemptsPerSecond, NetworkCoreAttemptsPerSecond // variables: float64 arithmetic, as StormWork's
+	place := PlaceNetworkSecondsPerClient * n
+	if want := (Work{Solo: n/storm + place, Core: n/core + place, Longest: n/storm + place}); got != want {
+		t.Errorf("a storm with latency: %+v, want %+v", got, want)
+	}
+	if sum := got.Add(got).Times(2); sum.Solo != 4*got.Solo || sum.Core != 4*got.Core || sum.Longest != got.Longest {
+		t.Errorf("two of them twice over: %+v", sum)
 	}
 }

@@ -20,8 +20,7 @@ type SweepShape struct {
 	Points        int     // points to run
 	Storms        int64   // storms over those points
 	ClientStorms  float64 // the sum of every storm's clients
-	MinAttempts   float64 // the least attempts of every storm (MinAttempts)
-	Models        bool    // some point turns a model on
+	Work          Work    // the least computing of every storm (StormWork)
 	MaxClients    int     // the largest storm's clients
 	MaxStormBytes int64   // the largest storm's memory
 	PointValues   int64   // the most metric values one point keeps
@@ -41,7 +40,7 @@ func Sweep(sh SweepShape, limits Limits, workers int) Estimate {
 	e.KeptBytes = window*sh.PointValues*(ValueBytes+JSONValueBytes) + sh.ChartValues*3*ValueBytes
 	e.OutputBytes = sh.OutputBytes + int64(sh.ChartFiles)*ChartFileBytes
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes
-	e.MinTime = MinTime(sh.MinAttempts, sh.Models, e.Concurrent, limits.Cores)
+	e.MinTime = sh.Work.Time(e.Concurrent, limits.Cores)
 	return e
 }
 

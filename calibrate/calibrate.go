@@ -17,7 +17,10 @@
 package calibrate
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +90,16 @@ type Options struct {
 	WaitQuiet time.Duration
 	// Progress, if set, receives one line per step.
 	Progress io.Writer
+	// Overwrite writes into an OutDir that holds another calibration's
+	// outputs, or files calibrate does not write (left alone).
+	Overwrite bool
+	// Derived names files the caller writes into OutDir from
+	// calibration.json (report.html): calibrate's own there, to replace.
+	Derived []string
+	// Resume keeps the real runs that a calibration of the same scenario
+	// and policy, stopped before it ended, left in OutDir (its
+	// calibration.json and real.ndjson) and runs only the rest.
+	Resume bool
 }
 
 func (o Options) withDefaults() Options {
@@ -116,6 +130,35 @@ func (e *UsageError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// InterruptedError is a calibration stopped (Ctrl-C, or its timeout)
+// before it ended. The real runs that finished are kept, in
+// calibration.json and real.ndjson (the one running is dropped, with its
+// logs), every process and schema it started is gone, and Options.Resume
+// goes on from them.
+type InterruptedError struct {
+	During string // what was stopped: "real run 2", "simulating the models"
+	Kept   int    // real runs finished and kept (replaced ones included)
+	Dir    string // Options.OutDir
+	Err    error  // why: the context's cause
+}
+
+func (e *InterruptedError) Error() string { return fmt.Sprintf("stopped %s (%v)", e.What(), e.Err) }
+
+// What says what was stopped and what is kept, without why.
+func (e *InterruptedError) What() string {
+	kept := "no real run had finished: nothing is kept"
+	switch {
+	case e.Kept == 1:
+		kept = "the real run that finished is kept in " + filepath.Join(e.Dir, ReportFile) + " and " + filepath.Join(e.Dir, RecordFile)
+	case e.Kept > 1:
+		kept = fmt.Sprintf("the %d real runs that finished are kept in %s and %s", e.Kept, filepath.Join(e.Dir, ReportFile), filepath.Join(e.Dir, RecordFile))
+	}
+	return fmt.Sprintf("during %s: %s, and every process and schema it started is gone", e.During, kept)
+}
+
+// Unwrap returns the context's cause.
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // calibration is one Run in progress.
 type calibration struct {
 	s         *sim.Scenario
@@ -124,6 +167,7 @@ type calibration struct {
 	plan      lab.Plan
 	predicted []fit.Model // none without Options.Models
 	rep       *report.Report
+	resumed   int // real runs kept from the calibration resumed (replaced ones included)
 	// files are the calibrated scenarios as written, by file name: what
 	// the calibrated and pooled models simulate is what they read back.
 	files map[string][]byte
@@ -141,24 +185,59 @@ type calibration struct {
 // file holds the runs, their checks and the fit, with the failure named
 // (Report.FitError, Report.Error), and Run returns the report with the
 // error.
+//
+// ctx's cancellation keeps the real runs that finished (*InterruptedError),
+// and Options.Resume goes on from them.
 func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, error) {
 	c, err := prepare(s, opt.withDefaults())
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	if c.opt.Resume {
+		if err := c.resume(); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	if err := c.measure(ctx); err != nil {
-		return nil, err
+	if len(c.rep.Real) < c.opt.Runs {
+		if err := c.measure(ctx); err != nil {
+			return nil, err
+		}
 	}
-	return c.rep, c.conclude()
+	return c.rep, c.conclude(ctx)
+}
+
+// resume takes the real runs of the calibration stopped in OutDir.
+func (c *calibration) resume() error {
+	path := filepath.Join(c.opt.OutDir, ReportFile)
+	prev, err := report.Read(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--resume: %s holds no %s to go on from: leave out --resume", c.opt.OutDir, ReportFile)
+	case err != nil:
+		return fmt.Errorf("--resume: %w", err)
+	case prev.ConfigHash != c.rep.ConfigHash || prev.Policy != c.rep.Policy:
+		return fmt.Errorf("--resume: %s is a calibration of another scenario or policy (config %s, policy %s; this one %s, %s): use a fresh -o directory or leave out --resume",
+			path, prev.ConfigHash, prev.Policy, c.rep.ConfigHash, c.rep.Policy)
+	case len(prev.Real) > c.opt.Runs:
+		return fmt.Errorf("--resume: %s holds %d real runs, more than --runs %d", path, len(prev.Real), c.opt.Runs)
+	}
+	c.rep.Real, c.rep.Replaced, c.rep.Database = prev.Real, prev.Replaced, prev.Database
+	for _, r := range c.rep.Real {
+		c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
+	}
+	c.resumed = len(prev.Real) + len(prev.Replaced)
+	c.logf("resuming: %d real run(s) kept from %s", c.resumed, path)
+	return nil
 }
 
 // conclude fits, simulates, compares and writes what measure measured,
 // calibration.json with the measurements first.
-func (c *calibration) conclude() error {
+func (c *calibration) conclude(ctx context.Context) error {
 	f, fitErr := fit.Runs(c.rep.Real)
 	c.rep.Fit = f
+	c.rep.Incomplete = ""
 	if fitErr != nil {
 		c.rep.FitError = fitErr.Error()
 	}
@@ -168,6 +247,11 @@ func (c *calibration) conclude() error {
 	}
 	switch {
 	case fitErr != nil && len(c.predicted) == 0:
+		// What an earlier calibration into this directory fitted and drew
+		// would contradict calibration.json: it goes.
+		if err := c.removeFitted(true); err != nil {
+			return err
+		}
 		return &UsageError{fmt.Errorf("the real runs cannot be fitted: %w; what they measured is in %s. "+
 			"To compare them with a model fitted on another storm, give it with --model (e.g. --model 'DIR/calibrated-run-*.yaml')", fitErr, measuredFile)}
 	case fitErr != nil:
@@ -179,7 +263,14 @@ func (c *calibration) conclude() error {
 		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
 			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
 	}
-	err := c.simulate()
+	err := c.simulate(ctx)
+	if ctx.Err() != nil {
+		c.rep.Incomplete = "stopped while simulating the models: every real run is measured and fitted; stormsim calibrate --resume simulates them"
+		if werr := c.rep.WriteJSON(measuredFile); werr != nil {
+			return werr
+		}
+		return &InterruptedError{During: "simulating the models", Kept: len(c.rep.Real) + len(c.rep.Replaced), Dir: c.opt.OutDir, Err: context.Cause(ctx)}
+	}
 	if err == nil {
 		err = c.write()
 	}
@@ -258,7 +349,7 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	defer db.Close()
 	c.rep.Database = db.Source
 	c.logf("PostgreSQL from %s", db)
-	dir, err := outdir.Prepare(c.opt.OutDir)
+	dir, err := outdir.Prepare(c.opt.OutDir, c.claim())
 	if err != nil {
 		return &UsageError{err}
 	}
@@ -276,7 +367,15 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	record, err := os.Create(filepath.Join(c.opt.OutDir, RecordFile))
+	recordPath := filepath.Join(c.opt.OutDir, RecordFile)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if c.resumed > 0 {
+		if err := cutRecord(recordPath, c.resumed); err != nil {
+			return err
+		}
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	record, err := os.OpenFile(recordPath, flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -287,12 +386,12 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 	}()
 	l := &lab.Lab{GatewayBin: bin, DatabaseURL: db.URL, Dir: c.opt.OutDir, MaxClients: c.opt.MaxClients, WaitQuiet: c.opt.WaitQuiet,
 		Record: record, Progress: c.logf}
-	replace := c.opt.Replace
-	for k := 1; len(c.rep.Real) < c.opt.Runs; k++ {
+	replace := c.opt.Replace - len(c.rep.Replaced)
+	for k := c.resumed + 1; len(c.rep.Real) < c.opt.Runs; k++ {
 		r, err := l.Run(ctx, c.plan, k, c.s.Seed+uint64(k-1))
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("real run %d: %w", k, context.Cause(ctx))
+				return c.stopped(ctx, dir, k)
 			}
 			return fmt.Errorf("real run %d: %w", k, err)
 		}
@@ -301,12 +400,110 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 			c.rep.Replaced = append(c.rep.Replaced, r)
 			c.logf("run %d: disturbed by other work (%.2f cores before, %.2f during; threshold %.2f): replaced by a fresh run",
 				k, r.Load.OtherBeforeCores, r.Load.OtherDuringCores, lab.DisturbedCores)
-			continue
+		} else {
+			c.rep.Real = append(c.rep.Real, r)
+			c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
 		}
-		c.rep.Real = append(c.rep.Real, r)
-		c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
+		// Each finished run is on disk at once: whatever stops the
+		// calibration later, it is kept.
+		c.rep.Incomplete = fmt.Sprintf("%d of %d real runs measured so far", len(c.rep.Real), c.opt.Runs)
+		if err := c.rep.WriteJSON(filepath.Join(c.opt.OutDir, ReportFile)); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// stopped ends a calibration whose context ended during real run k: the
+// runs before it are kept (calibration.json says how it stopped, and
+// real.ndjson holds them alone), run k's record and logs go, and with no
+// run kept nothing is left.
+func (c *calibration) stopped(ctx context.Context, dir *outdir.Dir, k int) error {
+	kept := len(c.rep.Real) + len(c.rep.Replaced)
+	ie := &InterruptedError{During: fmt.Sprintf("real run %d", k), Kept: kept, Dir: c.opt.OutDir, Err: context.Cause(ctx)}
+	os.RemoveAll(filepath.Join(c.opt.OutDir, lab.LogsDir, "run-"+strconv.Itoa(k)))
+	if kept == 0 {
+		os.Remove(filepath.Join(c.opt.OutDir, RecordFile))
+		os.Remove(filepath.Join(c.opt.OutDir, lab.LogsDir)) // only if empty
+		dir.Abandon()
+		return ie
+	}
+	if err := cutRecord(filepath.Join(c.opt.OutDir, RecordFile), kept); err != nil {
+		return fmt.Errorf("%w; and cutting %s: %v", ie, RecordFile, err)
+	}
+	c.rep.Incomplete = fmt.Sprintf("stopped during real run %d: %d of %d real runs measured; stormsim calibrate --resume goes on", k, len(c.rep.Real), c.opt.Runs)
+	if err := c.rep.WriteJSON(filepath.Join(c.opt.OutDir, ReportFile)); err != nil {
+		return fmt.Errorf("%w; and writing %s: %v", ie, ReportFile, err)
+	}
+	return ie
+}
+
+// cutRecord cuts real.ndjson at path after its first runs real runs: at
+// the line that opens the next run (lab's run marker), or after the last
+// whole line.
+func cutRecord(path string, runs int) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	var at int64
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil { // the end, or a line left half-written
+			break
+		}
+		var marker struct {
+			Event string `json:"event"`
+			Run   int    `json:"run"`
+		}
+		if bytes.HasPrefix(line, []byte(`{"event":"run",`)) && json.Unmarshal(line, &marker) == nil && marker.Event == "run" && marker.Run > runs {
+			break
+		}
+		at += int64(len(line))
+	}
+	return f.Truncate(at)
+}
+
+// removeFitted removes what an earlier calibration into the directory
+// fitted (calibrated-run-K.yaml and, with pooled, calibrated.yaml) and,
+// with pooled, the charts and pages drawn from it.
+func (c *calibration) removeFitted(pooled bool) error {
+	stale, _ := filepath.Glob(filepath.Join(c.opt.OutDir, strings.Replace(CalibratedRunFile, "%d", "*", 1)))
+	if pooled {
+		stale = append(stale, filepath.Join(c.opt.OutDir, CalibratedFile), filepath.Join(c.opt.OutDir, ChartsDir))
+		for _, d := range c.opt.Derived {
+			stale = append(stale, filepath.Join(c.opt.OutDir, d))
+		}
+	}
+	for _, f := range stale {
+		if err := os.RemoveAll(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claim is what calibrate writes into its directory: a calibration of
+// the same config may be written again there, nothing else replaced.
+func (c *calibration) claim() outdir.Claim {
+	return outdir.Claim{Command: "calibrate", Marker: ReportFile, Key: "config_hash", ID: c.rep.ConfigHash, Overwrite: c.opt.Overwrite,
+		Owns: func(name string) bool {
+			switch name {
+			case ReportFile, RecordFile, CalibratedFile, ChartsDir, lab.LogsDir:
+				return true
+			}
+			if slices.Contains(c.opt.Derived, name) {
+				return true
+			}
+			var k int
+			_, err := fmt.Sscanf(name, CalibratedRunFile, &k)
+			return err == nil && name == fmt.Sprintf(CalibratedRunFile, k)
+		}}
 }
 
 // model is a role's scenarios: replication r runs scenarios[r mod len];
@@ -402,8 +599,8 @@ func (c *calibration) measuredCapacity() model {
 	return m
 }
 
-// simulate runs and compares each model.
-func (c *calibration) simulate() error {
+// simulate runs and compares each model, until ctx ends.
+func (c *calibration) simulate(ctx context.Context) error {
 	ms, err := c.models()
 	if err != nil {
 		return err
@@ -413,7 +610,7 @@ func (c *calibration) simulate() error {
 		if len(m.scenarios) == 0 {
 			continue // no run had a backlog of claims to measure
 		}
-		reps, err := replicate(m.scenarios, c.policy, c.opt.Replications)
+		reps, err := replicate(ctx, m.scenarios, c.policy, c.opt.Replications)
 		if err != nil {
 			return err
 		}
@@ -441,11 +638,8 @@ func (c *calibration) write() error {
 	}
 	// Per-run files of an earlier calibration into this directory would
 	// join a --model glob: they go.
-	stale, _ := filepath.Glob(filepath.Join(c.opt.OutDir, strings.Replace(CalibratedRunFile, "%d", "*", 1)))
-	for _, f := range stale {
-		if err := os.Remove(f); err != nil {
-			return err
-		}
+	if err := c.removeFitted(false); err != nil {
+		return err
 	}
 	if c.rep.FitError != "" {
 		if err := os.Remove(filepath.Join(c.opt.OutDir, CalibratedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -481,17 +675,13 @@ func pickPolicy(s *sim.Scenario, label string) (policies.Spec, error) {
 
 // replicate runs reps replications under policy spec, replication r of
 // scenarios[r mod len] with seed Seed+r (real run k uses seed Seed+k-1, so
-// its twin is replication k-1), on every core.
-func replicate(scenarios []*sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, error) {
-	b, err := policies.New(spec)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", spec.Label, err)
-	}
+// its twin is replication k-1), on every core, until ctx ends.
+func replicate(ctx context.Context, scenarios []*sim.Scenario, spec policies.Spec, reps int) ([]sim.Result, error) {
 	out := make([]sim.Result, reps)
 	seed := scenarios[0].Seed
-	err = runner.ForEach(reps, 0, func(r int) error {
-		out[r] = sim.Run(scenarios[r%len(scenarios)], b, seed+uint64(r))
-		return nil
+	err := runner.ForEach(reps, 0, func(r int) (err error) {
+		out[r], err = runner.RunOneWith(scenarios[r%len(scenarios)], spec, seed+uint64(r), func(sim.Progress) bool { return ctx.Err() == nil })
+		return err
 	})
 	return out, err
 }

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"stormsim/calibrate/report"
 	"stormsim/config"
 	"stormsim/gateway/storm"
+	"stormsim/internal/outdir"
+	"stormsim/sim"
 )
 
 // syntheticRun has every kind of observation the fit needs: backlogged
@@ -72,7 +75,7 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.rep.Real, c.rep.Fit = runs, f
-	if err := c.simulate(); err != nil {
+	if err := c.simulate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var roles []report.Role
@@ -150,7 +153,7 @@ func TestARunThatCannotBeFittedAloneIsLeftOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.rep.Real, c.rep.Fit = runs, f
-		return c, c.simulate()
+		return c, c.simulate(context.Background())
 	}
 	c, err := simulate(syntheticRun(1, 1), noRetries(syntheticRun(2, 2)))
 	if err != nil {
@@ -225,7 +228,7 @@ func TestARealZeroAgainstASimulatedSomeIsWritten(t *testing.T) {
 			GoodputSeries: accepts, WastedSeries: make([]int64, 30)},
 		Claims: syntheticRun(1, 1).Claims}} // a backlog to measure claim rates on
 	c.rep.FitError = "network: fewer than 3 rejected retries" // as a made-up run without handshakes has
-	if err := c.simulate(); err != nil {
+	if err := c.simulate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.write(); err != nil {
@@ -306,14 +309,25 @@ func TestWhatWasMeasuredIsKept(t *testing.T) {
 	}
 	unfittable := syntheticRun(1, 1)
 	unfittable.Handshakes = slices.DeleteFunc(unfittable.Handshakes, func(h measured.Handshake) bool { return h.Attempt > 1 })
+	unfittable.Load = measured.Load{OtherBeforeCores: 0.5, OtherDuringCores: 0.25}
 	c.rep.Real = []*measured.Run{unfittable}
-	err = c.conclude()
-	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--model") {
-		t.Errorf("unfittable runs: err = %v, want a usage error naming --model", err)
+	c.rep.Checks = []measured.Check{{Run: 1, Name: "baseline routes", Pass: true}}
+	// What an earlier calibration into the directory fitted goes: it
+	// would contradict calibration.json.
+	for _, f := range []string{CalibratedFile, "calibrated-run-1.yaml", filepath.Join(ChartsDir, "attempts.png")} {
+		os.MkdirAll(filepath.Dir(filepath.Join(out, f)), 0o755)
+		os.WriteFile(filepath.Join(out, f), nil, 0o644)
 	}
-	if rep := read(out); len(rep.Real) != 1 || rep.FitError == "" {
-		t.Errorf("unfittable runs: calibration.json has %d runs, fit_error %q", len(rep.Real), rep.FitError)
+	err = c.conclude(context.Background())
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--model") || !strings.Contains(err.Error(), filepath.Join(out, ReportFile)) {
+		t.Errorf("unfittable runs: err = %v, want a usage error naming --model and %s", err, ReportFile)
+	}
+	if rep := read(out); len(rep.Real) != 1 || rep.FitError == "" || len(rep.Checks) != 1 || rep.Real[0].Load != unfittable.Load {
+		t.Errorf("unfittable runs: calibration.json has %d runs, %d checks, load %+v, fit_error %q", len(rep.Real), len(rep.Checks), rep.Real[0].Load, rep.FitError)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 1 {
+		t.Errorf("beside calibration.json of runs that cannot be fitted: %v", left)
 	}
 
 	out = t.TempDir()
@@ -325,12 +339,134 @@ func TestWhatWasMeasuredIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.rep.Real = []*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)}
-	err = c.conclude()
+	err = c.conclude(context.Background())
 	if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), ReportFile) {
 		t.Fatalf("charts cannot be written: err = %v, want an internal error pointing at %s", err, ReportFile)
 	}
 	rep := read(out)
 	if len(rep.Real) != 2 || len(rep.Simulations) == 0 || rep.Error == "" || !strings.Contains(err.Error(), rep.Error) {
 		t.Errorf("calibration.json after a failed chart: %d runs, %d simulations, error %q", len(rep.Real), len(rep.Simulations), rep.Error)
+	}
+}
+
+// TestCutRecordKeepsWholeRuns: real.ndjson is cut at the marker that
+// opens the first run not kept, or after its last whole line.
+func TestCutRecordKeepsWholeRuns(t *testing.T) {
+	lines := []string{
+		`{"event":"run","client":-1,"run":1,"seed":1,"schema":"a"}`, `{"event":"attempt","client":3}`, `{"t_ms":5,"event":"gateway","client":-1,"run":1}`,
+		`{"event":"run","client":-1,"run":2,"seed":2,"schema":"b"}`, `{"event":"attempt","client":4}`,
+	}
+	whole := strings.Join(lines, "\n") + "\n"
+	for _, tt := range []struct {
+		name, body string
+		runs       int
+		want       string
+	}{
+		{"the second run dropped", whole, 1, strings.Join(lines[:3], "\n") + "\n"},
+		{"both kept", whole, 2, whole},
+		{"a half-written line dropped", whole + `{"event":"att`, 2, whole},
+		{"none kept", whole, 0, ""},
+	} {
+		path := filepath.Join(t.TempDir(), RecordFile)
+		os.WriteFile(path, []byte(tt.body), 0o644)
+		if err := cutRecord(path, tt.runs); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != tt.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", tt.name, got, tt.want)
+		}
+	}
+	if err := cutRecord(filepath.Join(t.TempDir(), "none"), 1); err != nil {
+		t.Errorf("no record: %v", err)
+	}
+}
+
+// TestStoppedKeepsTheFinishedRuns: a calibration stopped during run 2
+// keeps run 1 in calibration.json (saying how it stopped) and in
+// real.ndjson, drops run 2's record and logs; --resume takes run 1 back,
+// with its checks, and refuses another scenario, policy or fewer runs.
+func TestStoppedKeepsTheFinishedRuns(t *testing.T) {
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	c, err := prepare(s, Options{OutDir: out, Runs: 3, Replications: 4}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.rep.Real = []*measured.Run{syntheticRun(1, s.Seed)}
+	c.rep.Real[0].Load.OtherBeforeCores = 0.25
+	os.WriteFile(filepath.Join(out, RecordFile), []byte(`{"event":"run","client":-1,"run":1}`+"\n"+`{"event":"run","client":-1,"run":2}`+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(out, "logs", "run-2"), 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = c.stopped(ctx, &outdir.Dir{Path: out}, 2)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Kept != 1 || ie.During != "real run 2" || !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped: %v", err)
+	}
+	if want := "during real run 2: the real run that finished is kept in " + filepath.Join(out, ReportFile) + " and " + filepath.Join(out, RecordFile) +
+		", and every process and schema it started is gone"; ie.What() != want {
+		t.Errorf("what: %s\nwant  %s", ie.What(), want)
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, RecordFile)); string(got) != `{"event":"run","client":-1,"run":1}`+"\n" {
+		t.Errorf("record after the stop: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "logs", "run-2")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run 2's logs left: %v", err)
+	}
+	rep, err := report.Read(filepath.Join(out, ReportFile))
+	if err != nil || len(rep.Real) != 1 || !strings.HasPrefix(rep.Incomplete, "stopped during real run 2: 1 of 3 real runs measured") || rep.Real[0].Load.OtherBeforeCores != 0.25 {
+		t.Fatalf("calibration.json after the stop: %v %+v", err, rep)
+	}
+
+	resumed, err := prepare(s, Options{OutDir: out, Runs: 3, Replications: 4, Resume: true}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.resume(); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.resumed != 1 || asJSON(t, resumed.rep.Real) != asJSON(t, c.rep.Real) || len(resumed.rep.Checks) == 0 {
+		t.Errorf("resumed %d runs, %d checks; the run differs: %v", resumed.resumed, len(resumed.rep.Checks), asJSON(t, resumed.rep.Real) != asJSON(t, c.rep.Real))
+	}
+	other, _ := config.Load("../configs/seed-lab.yaml", []string{"clients=61"})
+	two := t.TempDir()
+	c.rep.Real = append(c.rep.Real, syntheticRun(2, s.Seed+1))
+	if err := c.rep.WriteJSON(filepath.Join(two, ReportFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		s    *sim.Scenario
+		opt  Options
+		want string
+	}{
+		{"another scenario", other, Options{OutDir: out, Runs: 3}, "is a calibration of another scenario or policy"},
+		{"fewer runs", s, Options{OutDir: two, Runs: 1, Replications: 4}, "holds 2 real runs, more than --runs 1"},
+		{"nothing to resume", s, Options{OutDir: t.TempDir(), Runs: 3}, "holds no calibration.json to go on from"},
+	} {
+		tt.opt.Resume = true
+		c, err := prepare(tt.s, tt.opt.withDefaults())
+		if err == nil {
+			err = c.resume()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestClaimOwnsCalibratesFiles: calibrate's outputs are its own in -o
+// DIR, anything else is not.
+func TestClaimOwnsCalibratesFiles(t *testing.T) {
+	c := &calibration{rep: &report.Report{}}
+	claim := c.claim()
+	for name, want := range map[string]bool{ReportFile: true, RecordFile: true, CalibratedFile: true, "calibrated-run-12.yaml": true, ChartsDir: true, "logs": true,
+		"calibrated-run-x.yaml": false, "calibrated-run-1.yaml.bak": false, "result.json": false, "notes.txt": false} {
+		if got := claim.Owns(name); got != want {
+			t.Errorf("owns %s: %v, want %v", name, got, want)
+		}
 	}
 }

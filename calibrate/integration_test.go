@@ -24,6 +24,7 @@ import (
 	"stormsim/calibrate/report"
 	"stormsim/config"
 	"stormsim/internal/pgtest"
+	"stormsim/internal/syncbuf"
 	"stormsim/sim"
 )
 
@@ -395,3 +396,98 @@ func calibSchemas(t *testing.T, url string) []string {
 	}
 	return names
 }
+
+// TestCtrlCKeepsFinishedRunsAndResumes interrupts `stormsim calibrate`
+// (SIGINT, as Ctrl-C sends) during its second real run, against real
+// PostgreSQL and gateway processes: it must exit 130 within a few seconds
+// with the way to go on, run 1 kept whole in calibration.json and
+// real.ndjson, run 2's logs gone, and no gateway process or schema left.
+// The command it prints, with --resume, then runs only run 2 and keeps
+// run 1 as it was.
+func TestCtrlCKeepsFinishedRunsAndResumes(t *testing.T) {
+	url := pgtest.URL(t)
+	bin := gatewayBinary(t)
+	before := calibSchemas(t, url)
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "2", "--replace", "0", "--replications", "10",
+		"--database-url", url, "--gateway-bin", bin, "--timeout", "3m"}
+	for _, set := range shortLabSets {
+		args = append(args, "--set", set)
+	}
+	cmd := exec.Command(stormsimBinary(t), args...)
+	var stderr syncbuf.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() { cmd.Process.Kill(); <-exited }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stderr.String(), "calibrate: run 2: ") {
+		select {
+		case <-exited:
+			t.Fatalf("calibrate ended before run 2: %v\n%s", cmd.ProcessState, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run 2 did not start within 2 minutes:\n%s", stderr.String())
+		}
+	}
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatal("calibrate did not end within a minute of SIGINT")
+	}
+	took := time.Since(sent)
+	t.Logf("SIGINT during run 2: ended %v after the signal (bound %v)", took.Round(time.Millisecond), stopBound)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	last := lines[len(lines)-1]
+	want := "stormsim calibrate: interrupted during real run 2: the real run that finished is kept in " + filepath.Join(out, ReportFile) + " and " +
+		filepath.Join(out, RecordFile) + ", and every process and schema it started is gone; continue with: "
+	printed, ok := strings.CutPrefix(last, want)
+	if code := cmd.ProcessState.ExitCode(); code != 130 || took > stopBound || !ok || !strings.HasPrefix(printed, "stormsim calibrate ") || !strings.HasSuffix(printed, " --resume") {
+		t.Errorf("exit %d %v after SIGINT, last line\n%s\nwant exit 130 within %v and\n%s...--resume", code, took, last, stopBound, want)
+	}
+	if pids := processesOf(bin); len(pids) > 0 {
+		t.Errorf("gateway processes left: %v", pids)
+	}
+	if after := calibSchemas(t, url); len(after) > len(before) {
+		t.Errorf("schemas left: before %v, after %v", before, after)
+	}
+	stopped, err := report.Read(filepath.Join(out, ReportFile))
+	if err != nil || len(stopped.Real) != 1 || stopped.Real[0].Run != 1 || !strings.HasPrefix(stopped.Incomplete, "stopped during real run 2: 1 of 2 real runs measured") {
+		t.Fatalf("calibration.json after the interrupt: %v, %+v", err, stopped)
+	}
+	if events := recordEvents(t, filepath.Join(out, RecordFile)); events["run"] != 1 || events["attempt"] < int(stopped.Real[0].Crash.Attempts) {
+		t.Errorf("real.ndjson after the interrupt: %v", events)
+	}
+	if _, err := os.Stat(filepath.Join(out, lab.LogsDir, "run-2")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run 2's logs left: %v", err)
+	}
+
+	// The command as printed, run by a shell.
+	resume := exec.Command("sh", "-c", "'"+stormsimBinary(t)+"'"+strings.TrimPrefix(printed, "stormsim"))
+	var resumed strings.Builder
+	resume.Stderr = &resumed
+	if err := resume.Run(); err != nil && resume.ProcessState.ExitCode() != 1 {
+		t.Fatalf("--resume: %v\n%s", err, resumed.String())
+	}
+	if !strings.Contains(resumed.String(), "calibrate: resuming: 1 real run(s) kept from ") || strings.Contains(resumed.String(), "calibrate: run 1: ") {
+		t.Errorf("--resume ran run 1 again, or did not say it kept it:\n%s", resumed.String())
+	}
+	done, err := report.Read(filepath.Join(out, ReportFile))
+	if err != nil || len(done.Real) != 2 || done.Incomplete != "" || len(done.Simulations) == 0 || asJSON(t, done.Real[0]) != asJSON(t, stopped.Real[0]) {
+		t.Errorf("calibration.json after --resume: %v, %d runs, incomplete %q, run 1 kept as it was: %v", err, len(done.Real), done.Incomplete,
+			err == nil && asJSON(t, done.Real[0]) == asJSON(t, stopped.Real[0]))
+	}
+	if events := recordEvents(t, filepath.Join(out, RecordFile)); events["run"] != 2 {
+		t.Errorf("real.ndjson after --resume: %v", events)
+	}
+}
+
+// stopBound is the time from SIGINT to the exit the test accepts: the
+// aim is under a second, and the bound is generous for a busy machine.
+const stopBound = 5 * time.Second

@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"stormsim/results"
 )
@@ -41,26 +37,6 @@ func DocumentMetrics(doc *results.Document) []results.Metric {
 	return out
 }
 
-// Drift is a metric that moved from its baseline value by more than the
-// tolerance, or that is missing now.
-type Drift struct {
-	Name              string
-	Baseline, Current float64
-	Missing           bool // the baseline has it, this run does not
-}
-
-// String is the report line of d.
-func (d Drift) String() string {
-	if d.Missing {
-		return fmt.Sprintf("%s: %s in the baseline, no data now", d.Name, formatNumber(d.Baseline))
-	}
-	change := "new non-zero value"
-	if d.Baseline != 0 {
-		change = fmt.Sprintf("%+.2f%%", 100*(d.Current-d.Baseline)/math.Abs(d.Baseline))
-	}
-	return fmt.Sprintf("%s: %s in the baseline, %s now (%s)", d.Name, formatNumber(d.Baseline), formatNumber(d.Current), change)
-}
-
 // DocumentSeries lists every series of doc's results (results.ResultSeries)
 // under the names checks use: results[LABEL].FIELD.
 func DocumentSeries(doc *results.Document) []results.Series {
@@ -73,158 +49,6 @@ func DocumentSeries(doc *results.Document) []results.Series {
 		}
 	}
 	return out
-}
-
-// SeriesDrift is a series that differs from its baseline: some of its
-// values drifted, it has more or fewer of them, or it is missing now.
-type SeriesDrift struct {
-	Name                    string
-	BaselineLen, CurrentLen int  // values in each
-	Differ                  int  // values that drifted, or that one side lacks
-	First                   int  // the index of the first of them
-	Missing                 bool // the baseline has it, this run does not
-	// Baseline and Current are the values at First; NaN where that side
-	// has none.
-	Baseline, Current float64
-}
-
-// String is the report line of d.
-func (d SeriesDrift) String() string {
-	if d.Missing {
-		return fmt.Sprintf("%s: %d values in the baseline, no series now", d.Name, d.BaselineLen)
-	}
-	lengths := ""
-	if d.BaselineLen != d.CurrentLen {
-		lengths = fmt.Sprintf(" (%d in the baseline, %d now)", d.BaselineLen, d.CurrentLen)
-	}
-	at := func(v float64) string {
-		if math.IsNaN(v) {
-			return "none"
-		}
-		return formatNumber(v)
-	}
-	first := Drift{Name: fmt.Sprintf("first at [%d]", d.First), Baseline: d.Baseline, Current: d.Current}.String()
-	if math.IsNaN(d.Baseline) || math.IsNaN(d.Current) {
-		first = fmt.Sprintf("first at [%d]: %s in the baseline, %s now", d.First, at(d.Baseline), at(d.Current))
-	}
-	return fmt.Sprintf("%s: %d of %d values differ%s, the %s", d.Name, d.Differ, max(d.BaselineLen, d.CurrentLen), lengths, first)
-}
-
-// Comparison is the result of comparing a document with a baseline.
-type Comparison struct {
-	Compared int      // metrics of the baseline compared
-	Drifts   []Drift  // in the baseline's metric order
-	New      []string // metrics this run has that the baseline lacks
-
-	// Series are compared only when the baseline holds them (see Compare).
-	SeriesCompared int           // series of the baseline compared
-	SeriesDrifts   []SeriesDrift // in the baseline's order
-	NewSeries      []string      // series this run has that the baseline lacks
-}
-
-// Drifted reports whether any metric or series drifted.
-func (c Comparison) Drifted() bool { return len(c.Drifts)+len(c.SeriesDrifts) > 0 }
-
-// Compare compares every metric of baseline with current. A metric drifts
-// when |current - baseline| > tolerance * |baseline| (tolerance is a
-// fraction: 0.05 for 5%), up or down; so with a zero baseline any change
-// drifts, and tolerance 0 asks for identical values. When the baseline
-// holds series (a run's full result, as stormsim run writes it; not a
-// baseline written by --update-baseline, whose series are empty), every
-// series is compared value by value by the same rule.
-func Compare(baseline, current *results.Document, tolerance float64) Comparison {
-	now := map[string]float64{}
-	var order []string
-	for _, m := range DocumentMetrics(current) {
-		now[m.Name] = m.Value
-		order = append(order, m.Name)
-	}
-	var c Comparison
-	seen := map[string]bool{}
-	for _, m := range DocumentMetrics(baseline) {
-		c.Compared++
-		seen[m.Name] = true
-		v, ok := now[m.Name]
-		switch {
-		case !ok:
-			c.Drifts = append(c.Drifts, Drift{Name: m.Name, Baseline: m.Value, Missing: true})
-		case math.Abs(v-m.Value) > tolerance*math.Abs(m.Value):
-			c.Drifts = append(c.Drifts, Drift{Name: m.Name, Baseline: m.Value, Current: v})
-		}
-	}
-	for _, name := range order {
-		if !seen[name] {
-			c.New = append(c.New, name)
-		}
-	}
-	compareSeries(&c, DocumentSeries(baseline), DocumentSeries(current), tolerance)
-	return c
-}
-
-// compareSeries adds the series comparison to c, if the baseline holds
-// series: at least one that has values.
-func compareSeries(c *Comparison, baseline, current []results.Series, tolerance float64) {
-	if !slices.ContainsFunc(baseline, func(s results.Series) bool { return len(s.Values) > 0 }) {
-		return
-	}
-	now := make(map[string][]float64, len(current))
-	for _, s := range current {
-		now[s.Name] = s.Values
-	}
-	seen := make(map[string]bool, len(baseline))
-	for _, b := range baseline {
-		c.SeriesCompared++
-		seen[b.Name] = true
-		values, ok := now[b.Name]
-		if !ok {
-			c.SeriesDrifts = append(c.SeriesDrifts, SeriesDrift{Name: b.Name, BaselineLen: len(b.Values), Missing: true})
-			continue
-		}
-		if d, drifted := seriesDrift(b.Name, b.Values, values, tolerance); drifted {
-			c.SeriesDrifts = append(c.SeriesDrifts, d)
-		}
-	}
-	for _, s := range current {
-		if !seen[s.Name] {
-			c.NewSeries = append(c.NewSeries, s.Name)
-		}
-	}
-}
-
-// seriesDrift compares one series value by value.
-func seriesDrift(name string, baseline, current []float64, tolerance float64) (SeriesDrift, bool) {
-	d := SeriesDrift{Name: name, BaselineLen: len(baseline), CurrentLen: len(current), First: -1}
-	for i := range max(len(baseline), len(current)) {
-		b, cur := math.NaN(), math.NaN()
-		if i < len(baseline) {
-			b = baseline[i]
-		}
-		if i < len(current) {
-			cur = current[i]
-		}
-		if !math.IsNaN(b) && !math.IsNaN(cur) && math.Abs(cur-b) <= tolerance*math.Abs(b) {
-			continue
-		}
-		d.Differ++
-		if d.First < 0 {
-			d.First, d.Baseline, d.Current = i, b, cur
-		}
-	}
-	return d, d.Differ > 0
-}
-
-// ParseTolerance reads a tolerance as a percentage ("5%") or a fraction
-// ("0.05").
-func ParseTolerance(s string) (float64, error) {
-	text, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
-	f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("--tolerance must be a percentage such as 5%% or a fraction such as 0.05 (got %q)", s)
-	}
-	if percent {
-		f /= 100
-	}
-	return f, nil
 }
 
 // ReadDocument reads a result document written by stormsim run or

@@ -35,7 +35,7 @@ func TestCompareDriftsBothWays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Compare(base, docWith(tt.current), 0.05)
+			c := Compare(base, docWith(tt.current), Tolerance{Relative: 0.05})
 			var got []string
 			for _, d := range c.Drifts {
 				got = append(got, d.String())
@@ -58,10 +58,10 @@ func TestCompareDriftsBothWays(t *testing.T) {
 
 func TestCompareToleranceZeroIsExact(t *testing.T) {
 	base := docWith(sim.Result{Policy: "p", ConvergenceMs: msPtr(1000)})
-	if c := Compare(base, docWith(sim.Result{Policy: "p", ConvergenceMs: msPtr(1000.000001)}), 0); len(c.Drifts) != 1 {
+	if c := Compare(base, docWith(sim.Result{Policy: "p", ConvergenceMs: msPtr(1000.000001)}), Tolerance{}); len(c.Drifts) != 1 {
 		t.Errorf("tolerance 0 missed a change: %+v", c)
 	}
-	if c := Compare(base, base, 0); len(c.Drifts) != 0 || len(c.New) != 0 || c.Compared == 0 {
+	if c := Compare(base, base, Tolerance{}); len(c.Drifts) != 0 || len(c.New) != 0 || c.Compared == 0 {
 		t.Errorf("a document drifted from itself: %+v", c)
 	}
 }
@@ -83,22 +83,22 @@ func TestCompareSeries(t *testing.T) {
 		{"identical", base, withSeries(10, 20, 30), 6, nil},
 		{"within tolerance", base, withSeries(10, 21, 29), 6, nil},
 		{"one value", base, withSeries(10, 20, 40), 6,
-			[]string{"results[full].series.attempts: 1 of 3 values differ, the first at [2]: 30 in the baseline, 40 now (+33.33%)"}},
-		{"two values, the first reported", base, withSeries(9, 20, 20), 6,
-			[]string{"results[full].series.attempts: 2 of 3 values differ, the first at [0]: 10 in the baseline, 9 now (-10.00%)"}},
-		{"longer now", base, withSeries(10, 20, 30, 5), 6,
-			[]string{"results[full].series.attempts: 1 of 4 values differ (3 in the baseline, 4 now), the first at [3]: none in the baseline, 5 now"}},
-		{"shorter now", base, withSeries(10, 20), 6,
-			[]string{"results[full].series.attempts: 1 of 3 values differ (3 in the baseline, 2 now), the first at [2]: 30 in the baseline, none now"}},
+			[]string{"results[full].series.attempts: 1 of 3 windows differ, the most at [2]: 30 in the baseline, 40 now (+33.33%)"}},
+		{"two values, the largest change reported", base, withSeries(9, 20, 20), 6,
+			[]string{"results[full].series.attempts: 2 of 3 windows differ from [0] on, the most at [2]: 30 in the baseline, 20 now (-33.33%)"}},
+		{"a trailing empty window is none", base, withSeries(10, 20, 30, 0, 0), 6, nil},
+		{"trailing empty windows in the baseline too", withSeries(10, 20, 30, 0), withSeries(10, 20, 30), 6, nil},
+		{"longer now: the windows both have", base, withSeries(10, 20, 30, 5), 6, nil},
+		{"shorter now, and a change", base, withSeries(10, 25), 6,
+			[]string{"results[full].series.attempts: 1 of 2 windows differ; 3 in the baseline, 2 now, the most at [1]: 20 in the baseline, 25 now (+25.00%)"}},
 		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 6, []string{
 			"results[full].series.attempts: 3 values in the baseline, no series now", "results[full].series.accepts: 3 values in the baseline, no series now",
-			"results[full].series.rejects: 0 values in the baseline, no series now", "results[full].series.goodput: 0 values in the baseline, no series now",
-			"results[full].series.wasted: 0 values in the baseline, no series now", "results[full].series.queue: 0 values in the baseline, no series now"}},
+		}},
 		{"a baseline without series compares none", docWith(sim.Result{Policy: "full"}), withSeries(10, 20, 30), 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Compare(tt.baseline, tt.current, 0.05)
+			c := Compare(tt.baseline, tt.current, Tolerance{Relative: 0.05})
 			var got []string
 			for _, d := range c.SeriesDrifts {
 				got = append(got, d.String())
@@ -110,13 +110,115 @@ func TestCompareSeries(t *testing.T) {
 	}
 }
 
+// TestCompareFloors pins the absolute floors: a change no larger than the
+// floor of its unit is not drift, whatever its relative size, and each
+// unit has its own.
+func TestCompareFloors(t *testing.T) {
+	base := docWith(sim.Result{Policy: "p", Attempts: 10, ConvergenceMs: msPtr(2), OutcomeResult: &sim.OutcomeResult{TailBusy: 0.5,
+		QueueWaitMs: sim.WaitQuantiles{Max: 0.2}}})
+	now := docWith(sim.Result{Policy: "p", Attempts: 11, ConvergenceMs: msPtr(2.9), OutcomeResult: &sim.OutcomeResult{TailBusy: 0.6,
+		QueueWaitMs: sim.WaitQuantiles{Max: 0.5}}})
+	names := func(c Comparison) []string {
+		var out []string
+		for _, d := range c.Drifts {
+			out = append(out, d.Name)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		tol  Tolerance
+		want []string
+	}{
+		{"no floors: every change at 5%", Tolerance{Relative: 0.05},
+			[]string{"results[p].attempts", "results[p].convergence_ms", "results[p].queue_wait_ms.max", "results[p].tail_busy"}},
+		{"the default floors: 1 count and 1 ms are noise, a fraction is not", Tolerance{Relative: 0.05, Floors: DefaultFloors},
+			[]string{"results[p].tail_busy"}},
+		{"a fraction's floor", Tolerance{Relative: 0.05, Floors: Floors{Fraction: 0.2}},
+			[]string{"results[p].attempts", "results[p].convergence_ms", "results[p].queue_wait_ms.max"}},
+		{"floors alone, without a relative tolerance", Tolerance{Floors: Floors{Ms: 0.5, Count: 0.5}},
+			[]string{"results[p].attempts", "results[p].convergence_ms", "results[p].tail_busy"}},
+	} {
+		if got := names(Compare(base, now, tt.tol)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: drifts %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	series := func(v ...int64) *results.Document {
+		return docWith(sim.Result{Policy: "p", Series: sim.Series{Attempts: v}})
+	}
+	if c := Compare(series(3, 100), series(4, 100), Tolerance{Relative: 0.05, Floors: DefaultFloors}); c.Drifted() {
+		t.Errorf("a window one count off drifted under the default floors: %+v", c.SeriesDrifts)
+	}
+}
+
+func TestParseFloors(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Floors
+		ok   bool
+	}{
+		{"0", Floors{}, true},
+		{"5ms", Floors{Ms: 5, Count: 1, PerS: 1}, true},
+		{"2s, 3, 10/s, 1%", Floors{Ms: 2000, Count: 3, PerS: 10, Fraction: 0.01}, true},
+		{"1500us", Floors{Ms: 1.5, Count: 1, PerS: 1}, true},
+		{"lots", Floors{}, false}, {"-1", Floors{}, false}, {"1ms,", Floors{}, false}, {"NaN/s", Floors{}, false},
+	} {
+		got, err := ParseFloors(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseFloors(%q) = %+v, %v; want %+v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestWorstDriftsFirst pins the report's order: metrics before series,
+// each by the size of its change (relative to the value, or to the
+// series' peak), and the count of those left out.
+func TestWorstDriftsFirst(t *testing.T) {
+	base := docWith(sim.Result{Policy: "p", Attempts: 100, Accepted: 100, Rejected: 0, Series: sim.Series{Attempts: []int64{0, 1000, 10}, Accepts: []int64{50, 50}}})
+	now := docWith(sim.Result{Policy: "p", Attempts: 110, Accepted: 200, Rejected: 5, Series: sim.Series{Attempts: []int64{3, 1000, 10}, Accepts: []int64{50, 75}}})
+	c := Compare(base, now, Tolerance{Relative: 0.05})
+	lines, metrics, series := c.Worst(4)
+	want := []string{
+		"results[p].rejected: 0 in the baseline, 5 now (new non-zero value)",
+		"results[p].accepted: 100 in the baseline, 200 now (+100.00%)",
+		"results[p].attempts: 100 in the baseline, 110 now (+10.00%)",
+		"results[p].series.accepts: 1 of 2 windows differ, the most at [1]: 50 in the baseline, 75 now (+50.00%)",
+	}
+	if !slices.Equal(lines, want) || metrics != 0 || series != 1 {
+		t.Errorf("got %q, %d more metrics, %d more series\nwant %q, 0, 1", lines, metrics, series, want)
+	}
+	if lines, metrics, series := c.Worst(1); len(lines) != 1 || metrics != 2 || series != 2 {
+		t.Errorf("Worst(1): %q, %d and %d more; want 1 line, 2 and 2 more", lines, metrics, series)
+	}
+}
+
+// TestConfigChanges pins the keys a drift report opens with.
+func TestConfigChanges(t *testing.T) {
+	base := `{"name": "a", "admission": {"kind": "token_bucket", "rate": 130, "burst": 10}, "policies": [{"name": "full", "base": "100ms"}], "lease": {"duration": "10s"}}`
+	now := `{"name": "a", "admission": {"kind": "token_bucket", "rate": 125, "burst": 10}, "policies": [{"name": "full", "base": "1s"}], "capacity": {"admit_per_s": 600}}`
+	var got []string
+	for _, c := range ConfigChanges(json.RawMessage(base), json.RawMessage(now)) {
+		got = append(got, c.String())
+	}
+	want := []string{"admission.rate: 130 -> 125", "policies[0].base: 100ms -> 1s", "lease: {duration: 10s} -> none", "capacity: none -> {admit_per_s: 600}"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if c := ConfigChanges(json.RawMessage(base), json.RawMessage(base)); len(c) != 0 {
+		t.Errorf("a config differs from itself: %v", c)
+	}
+	if c := ConfigChanges(nil, json.RawMessage(base)); c != nil {
+		t.Errorf("a baseline without a config: %v", c)
+	}
+}
+
 func TestCompareSummaryStatistics(t *testing.T) {
 	mk := func(p95 float64) *results.Document {
 		d := docWith(sim.Result{Policy: "p"})
 		d.Summary = []results.Summary{{Policy: "p", Metrics: results.MetricStats{{Name: "attempts", P95: p95, CI95: []float64{0, 0}}}}}
 		return d
 	}
-	c := Compare(mk(100), mk(120), 0.1)
+	c := Compare(mk(100), mk(120), Tolerance{Relative: 0.1})
 	if len(c.Drifts) != 1 || c.Drifts[0].Name != "p95(results[p].attempts)" {
 		t.Errorf("drifts %+v, want p95(results[p].attempts)", c.Drifts)
 	}
@@ -160,7 +262,7 @@ func TestDropSeriesKeepsScalars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := Compare(back, doc, 0); len(c.Drifts) != 0 || len(c.New) != 0 {
+	if c := Compare(back, doc, Tolerance{}); len(c.Drifts) != 0 || len(c.New) != 0 {
 		t.Errorf("a written baseline does not compare equal: %+v", c)
 	}
 }

@@ -3,27 +3,30 @@
 //
 // A threshold reads METRIC OP NUMBER[UNIT]:
 //
-//	results[full].convergence_ms < 6000
-//	results[full].connect_ms.p99 <= 2.5s
+//	results[full].convergence_ms < 60s
+//	results[full].connect_ms.p99 <= 1500ms
 //	p95(results[full].attempts) < 6000
+//	database.peak_rows_per_s < 25k
 //	connect_ms.p99 < 3s                     (every policy: one line each)
 //
 // METRIC is a results.MetricRef; OP is one of < <= > >= == !=; NUMBER is a
-// decimal number. UNIT is optional: a duration unit (ns, us, ms, s, m, h,
-// or a Go duration such as 1m30s) is converted to the metric's own time
-// unit, which its name says (_ms milliseconds, _seconds seconds); % divides
-// by 100; true and false are 1 and 0, for the yes-or-no metrics
-// (results[full].converged == true, metastable == false). A metric the run
-// has no data for (its model is off, or, for convergence_ms, the storm did
-// not converge) fails.
+// decimal number. A time metric (its name ends in _ms or _seconds) takes a
+// duration and nothing else (ns, us, ms, s, m, h, or a Go duration such as
+// 1m30s), converted to the metric's own unit: a bare number is an error
+// that suggests the unit, since 60 could mean 60 ms or 60 s (0 alone
+// needs none). Any other metric takes a number, with k, M or G for
+// thousands, millions or billions (25k), % to divide by 100, and a rate
+// (_per_s) also /s (25k/s); true and false are 1 and 0, for the yes-or-no
+// metrics (results[full].converged == true, metastable == false). The
+// report line gives the bound as written and the observed value in its
+// unit. A metric the run has no data for (its model is off, or, for
+// convergence_ms, the storm did not converge) fails.
 package check
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"stormsim/results"
 )
@@ -34,6 +37,10 @@ type Check struct {
 	Metric results.MetricRef
 	Op     string  // <, <=, >, >=, == or !=
 	Bound  float64 // in the metric's unit
+	// Written is the bound as written ("60s", "25k"), and unit the unit
+	// it was written in, which the report line gives the observed value in.
+	Written string
+	unit    unit
 }
 
 // Ops are the comparison operators, longest first so that "<=" is not
@@ -50,7 +57,7 @@ func Parse(text string) (Check, error) {
 		}
 	}
 	if at < 0 {
-		return c, fmt.Errorf("want METRIC OP NUMBER, e.g. results[full].convergence_ms < 6000, with OP one of %s", strings.Join(Ops, " "))
+		return c, fmt.Errorf("want METRIC OP NUMBER, e.g. results[full].convergence_ms < 6s, with OP one of %s", strings.Join(Ops, " "))
 	}
 	c.Op = op
 	m, err := results.ParseMetricRef(c.Text[:at])
@@ -58,54 +65,9 @@ func Parse(text string) (Check, error) {
 		return c, err
 	}
 	c.Metric = m
-	c.Bound, err = parseBound(strings.TrimSpace(c.Text[at+len(op):]), m)
+	c.Written = strings.TrimSpace(c.Text[at+len(op):])
+	c.Bound, c.unit, err = parseBound(c.Written, m)
 	return c, err
-}
-
-// parseBound reads NUMBER[UNIT] in the unit of metric m.
-func parseBound(s string, m results.MetricRef) (float64, error) {
-	if s == "" {
-		return 0, fmt.Errorf("missing number after the operator")
-	}
-	if v, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := number(strings.TrimSpace(v), s)
-		return f / 100, err
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f, finite(f, s)
-	}
-	switch s { // for the metrics that are yes or no (converged, metastable)
-	case "true":
-		return 1, nil
-	case "false":
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number, a percentage or a duration such as 250ms", s)
-	}
-	switch results.TimeUnit(m.Field) {
-	case "ms":
-		return float64(d) / float64(time.Millisecond), nil
-	case "s":
-		return d.Seconds(), nil
-	}
-	return 0, fmt.Errorf("%s is not a time (its name has no _ms or _seconds), so %s needs a plain number", m.Field, s)
-}
-
-func number(s, whole string) (float64, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", whole)
-	}
-	return f, finite(f, whole)
-}
-
-func finite(f float64, s string) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("%q must be a finite number", s)
-	}
-	return nil
 }
 
 // Holds reports whether observed satisfies the check's comparison.
@@ -145,21 +107,23 @@ type Outcome struct {
 // Pass reports whether the check held; no data is a failure.
 func (o Outcome) Pass() bool { return o.HasData && o.Check.Holds(o.Observed) }
 
-// String is the report line: "PASS METRIC OP BOUND: observed VALUE".
+// String is the report line, "PASS METRIC OP BOUND: observed VALUE", with
+// the bound as written and the observed value in the bound's unit
+// (results[full].convergence_ms < 60s: observed 76.98s).
 func (o Outcome) String() string {
 	verdict := "FAIL"
 	if o.Pass() {
 		verdict = "PASS"
 	}
 	c := o.Check
-	line := fmt.Sprintf("%s %s %s %s", verdict, c.Metric, c.Op, formatNumber(c.Bound))
+	line := fmt.Sprintf("%s %s %s %s", verdict, c.Metric, c.Op, c.Written)
 	if !o.HasData && o.Why != "" {
 		return line + ": no data (" + o.Why + ")"
 	}
 	if !o.HasData {
 		return line + ": no data (is the model that produces it turned on?)"
 	}
-	return line + ": observed " + formatNumber(o.Observed)
+	return line + ": observed " + c.unit.format(o.Observed, c.Bound)
 }
 
 // Eval evaluates c, whose metric names a policy, on doc.

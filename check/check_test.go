@@ -17,7 +17,19 @@ func TestParse(t *testing.T) {
 		wantBound float64
 		wantErr   string
 	}{
-		{"results[full].convergence_ms < 6000", "results[full].convergence_ms", "<", 6000, ""},
+		{"results[full].convergence_ms < 6s", "results[full].convergence_ms", "<", 6000, ""},
+		{"results[full].convergence_ms < 1500ms", "results[full].convergence_ms", "<", 1500, ""},
+		{"results[full].convergence_ms == 0", "results[full].convergence_ms", "==", 0, ""},
+		{"results[full].convergence_ms < 60", "", "", 0, "convergence_ms is a time: 60 needs a unit, such as 60ms or 60s"},
+		{"reclaim.stale_route_seconds < 90", "", "", 0, "reclaim.stale_route_seconds is a time: 90 needs a unit, such as 90s or 90ms"},
+		{"results[full].convergence_ms < 5%", "", "", 0, `convergence_ms is a time: "5%" is not a duration such as 60s, 1500ms or 1m30s`},
+		{"converged_ms < true", "", "", 0, `is not a duration`},
+		{"database.peak_rows_per_s < 25k", "database.peak_rows_per_s", "<", 25000, ""},
+		{"database.peak_rows_per_s < 25000", "database.peak_rows_per_s", "<", 25000, ""},
+		{"database.peak_rows_per_s < 25k/s", "database.peak_rows_per_s", "<", 25000, ""},
+		{"results[full].attempts > 1.5M", "results[full].attempts", ">", 1.5e6, ""},
+		{"results[full].attempts > 2G", "results[full].attempts", ">", 2e9, ""},
+		{"results[full].attempts > 2k/s", "", "", 0, `"2k/s" is not a number (such as 25000 or 25k) or a percentage`},
 		{"results[full].attempts<=3", "results[full].attempts", "<=", 3, ""},
 		{"results[full].attempts == 1e3", "results[full].attempts", "==", 1000, ""},
 		{"results[full].abandoned != 0", "results[full].abandoned", "!=", 0, ""},
@@ -30,7 +42,7 @@ func TestParse(t *testing.T) {
 		{"database.peak_rows_per_s < 1s", "", "", 0, "is not a time"},
 		{"results[full].attempts 6000", "", "", 0, "want METRIC OP NUMBER"},
 		{"results[full].attempts <", "", "", 0, "missing number after the operator"},
-		{"results[full].attempts < lots", "", "", 0, `"lots" is not a number, a percentage or a duration`},
+		{"results[full].attempts < lots", "", "", 0, `"lots" is not a number (such as 25000 or 25k) or a percentage`},
 		{"results[full].attempts < NaN", "", "", 0, `"NaN" must be a finite number`},
 		{"results[full].attempts < x%", "", "", 0, `"x%" is not a number`},
 		{"median(results[full].attempts) < 3", "", "", 0, `unknown statistic "median"`},
@@ -93,12 +105,12 @@ func mustParse(t *testing.T, text string) Check {
 func TestEval(t *testing.T) {
 	doc := build(t)
 	full := doc.Results[1]
-	conv := formatNumber(*full.ConvergenceMs)
+	conv := significant(*full.ConvergenceMs/1000, 4) + "s"
 	tests := []struct{ check, want string }{
-		{"results[full].convergence_ms < 1e9", "PASS results[full].convergence_ms < 1000000000: observed " + conv},
-		{"results[full].convergence_ms > 1e9", "FAIL results[full].convergence_ms > 1000000000: observed " + conv},
+		{"results[full].convergence_ms < 300h", "PASS results[full].convergence_ms < 300h: observed " + significant(*full.ConvergenceMs/3.6e6, 4) + "h"},
+		{"results[full].convergence_ms > 1s", "FAIL results[full].convergence_ms > 1s: observed " + conv},
 		{"results[full].accepted == 20", "PASS results[full].accepted == 20: observed 20"},
-		{"results[full].reclaim.reclaim_ms < 1s", "FAIL results[full].reclaim.reclaim_ms < 1000: no data (is the model that produces it turned on?)"},
+		{"results[full].reclaim.reclaim_ms < 1s", "FAIL results[full].reclaim.reclaim_ms < 1s: no data (is the model that produces it turned on?)"},
 		{"results[nobody].attempts < 1", "FAIL results[nobody].attempts < 1: no data (is the model that produces it turned on?)"},
 		{"mean(results[full].attempts) > 0", "FAIL mean(results[full].attempts) > 0: no data (is the model that produces it turned on?)"},
 	}
@@ -109,6 +121,37 @@ func TestEval(t *testing.T) {
 	}
 	if got := mustParse(t, "attempts > 0").ForPolicy("exponential").Eval(doc).String(); !strings.HasPrefix(got, "PASS results[exponential].attempts > 0: observed ") {
 		t.Errorf("ForPolicy: %s", got)
+	}
+}
+
+// TestReportLineInTheWrittenUnit pins the report line: the bound as
+// written and the observed value in its unit, to 4 significant digits
+// unless that would read as the bound itself.
+func TestReportLineInTheWrittenUnit(t *testing.T) {
+	for _, tt := range []struct {
+		check    string
+		observed float64 // in the metric's unit
+		want     string
+	}{
+		{"results[full].convergence_ms < 60s", 76981.492551, "FAIL results[full].convergence_ms < 60s: observed 76.98s"},
+		{"results[full].connect_ms.p99 < 1500ms", 1460.603284, "PASS results[full].connect_ms.p99 < 1500ms: observed 1461ms"},
+		{"results[full].connect_ms.p99 < 1m30s", 1460.603284, "PASS results[full].connect_ms.p99 < 1m30s: observed 1.461s"},
+		{"results[full].connect_ms.p99 < 250us", 0.3, "FAIL results[full].connect_ms.p99 < 250us: observed 300us"},
+		{"results[full].reclaim.stale_route_seconds < 2m", 45, "PASS results[full].reclaim.stale_route_seconds < 2m: observed 0.75m"},
+		{"results[full].convergence_ms < 3s", 2999.9, "PASS results[full].convergence_ms < 3s: observed 2.9999s"},
+		{"results[full].convergence_ms <= 3s", 3000, "PASS results[full].convergence_ms <= 3s: observed 3s"},
+		{"results[full].convergence_ms == 0", 12.5, "FAIL results[full].convergence_ms == 0: observed 12.5ms"},
+		{"results[full].database.peak_rows_per_s < 25k", 28333, "FAIL results[full].database.peak_rows_per_s < 25k: observed 28.33k"},
+		{"results[full].database.peak_rows_per_s < 25000", 28333.3333, "FAIL results[full].database.peak_rows_per_s < 25000: observed 28333"},
+		{"results[full].attempts < 100500", 100500, "FAIL results[full].attempts < 100500: observed 100500"},
+		{"results[full].attempts < 5%", 0.0321, "PASS results[full].attempts < 5%: observed 3.21%"},
+		{"results[full].converged == true", 0, "FAIL results[full].converged == true: observed false"},
+		{"mean(results[full].metastable) < 0.05", 0.125, "FAIL mean(results[full].metastable) < 0.05: observed 0.125"},
+	} {
+		o := Outcome{Check: mustParse(t, tt.check), Observed: tt.observed, HasData: true}
+		if got := o.String(); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
 	}
 }
 

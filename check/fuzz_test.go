@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,10 +15,12 @@ import (
 
 // FuzzParseCheck feeds arbitrary threshold expressions to Parse: never a
 // panic, errors on one line, and an accepted check written back in plain
-// form (METRIC OP NUMBER) parses to the same check.
+// form (METRIC OP NUMBER, or the bound as written on a time metric, which
+// takes no bare number) parses to the same check, whose report line is one
+// line.
 func FuzzParseCheck(f *testing.F) {
 	for _, seed := range []string{
-		"results[full].convergence_ms < 6000", "p95(results[a].reclaim.reclaim_ms) < 250us", "connect_ms.p99 > 1m30s",
+		"results[full].convergence_ms < 6000", "results[full].convergence_ms < 6s", "database.peak_rows_per_s < 25k/s", "attempts > 1.5M", "p95(results[a].reclaim.reclaim_ms) < 250us", "connect_ms.p99 > 1m30s",
 		"results[full].attempts < 5%", "results[full].attempts < 2s", "results[a<b].x < 1", "mean(attempts)>=1e308",
 		"results[].x == 0", "p99((x)) != -0", "x < 1e-400", "results[full].attempts < 9223372036854775808ns",
 	} {
@@ -31,10 +34,19 @@ func FuzzParseCheck(f *testing.F) {
 			}
 			return
 		}
-		plain := c.Metric.String() + " " + c.Op + " " + strconv.FormatFloat(c.Bound, 'g', -1, 64)
+		bound := strconv.FormatFloat(c.Bound, 'g', -1, 64)
+		if results.TimeUnit(c.Metric.Field) != "" {
+			bound = c.Written
+		}
+		plain := c.Metric.String() + " " + c.Op + " " + bound
 		again, err := Parse(plain)
 		if err != nil || again.Metric != c.Metric || again.Op != c.Op || again.Bound != c.Bound {
 			t.Fatalf("%q parsed as %+v; its plain form %q as %+v, %v", text, c, plain, again, err)
+		}
+		for _, v := range []float64{c.Bound, 0, -1.5, 1e300, math.Nextafter(c.Bound, math.Inf(1))} {
+			if line := (Outcome{Check: c, Observed: v, HasData: true}).String(); strings.ContainsAny(line, "\r\n") && !strings.ContainsAny(text, "\r\n") {
+				t.Fatalf("report line spans lines: %q", line)
+			}
 		}
 	})
 }
@@ -66,7 +78,7 @@ func FuzzDocument(f *testing.F) {
 			}
 			return
 		}
-		if cmp := Compare(doc, doc, 0); cmp.Drifted() || len(cmp.New)+len(cmp.NewSeries) != 0 {
+		if cmp := Compare(doc, doc, Tolerance{}); cmp.Drifted() || len(cmp.New)+len(cmp.NewSeries) != 0 {
 			t.Fatalf("a document drifts from itself: %v %v", cmp.Drifts, cmp.SeriesDrifts)
 		}
 		for _, m := range DocumentMetrics(doc) {

@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"time"
 
 	"stormsim/calibrate"
 	"stormsim/config"
+	"stormsim/htmlreport"
 	"stormsim/sim"
 )
 
@@ -19,8 +17,11 @@ import (
 var cmdCalibrate = &command{
 	name:    "calibrate",
 	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH]",
+	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--resume] [--overwrite]",
 	run:     runCalibrate,
+	// Stopping kills the gateways and drops the schemas, some 0.2 s; on a
+	// busy machine it may take longer, and must not be cut short.
+	stopGrace: 10 * time.Second,
 }
 
 func runCalibrate(e *env, cmd *command, args []string) error {
@@ -28,7 +29,8 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	var sf scenarioFlags
 	sf.add(fs)
 	var opt calibrate.Options
-	fs.StringVarP(&opt.OutDir, "out", "o", "", "write calibration.json, calibrated.yaml, real.ndjson, charts/ and logs/ into `DIR` (created)")
+	var out outFlags
+	out.add(fs, "write calibration.json, calibrated.yaml, real.ndjson, charts/ and logs/ into `DIR` (created)")
 	fs.StringArrayVar(&opt.Models, "model", nil, "predict this storm with the sections fitted on another: `FILE`s (repeatable, or a quoted glob) such as A/calibrated-run-*.yaml or A/calibrated.yaml")
 	fs.IntVar(&opt.Runs, "runs", calibrate.DefaultRuns, "real storms to compare, `K`; run k uses seed seed+k-1")
 	fs.IntVar(&opt.Replace, "replace", -1, "replace up to `N` runs that other work disturbed by fresh ones; -1: as many as --runs")
@@ -37,10 +39,12 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	fs.StringVar(&opt.DatabaseURL, "database-url", "", "PostgreSQL `URL` on loopback; default $DATABASE_URL, else a throwaway cluster if initdb is installed")
 	fs.StringVar(&opt.GatewayBin, "gateway-bin", "", "the gateway binary `PATH`; default: go build ./cmd/gateway")
 	fs.IntVar(&opt.MaxClients, "max-clients", calibrate.DefaultMaxClients, "refuse configs with more than `N` clients")
-	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D`")
+	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D` (the real runs finished are kept; --resume goes on)")
+	fs.BoolVar(&opt.Resume, "resume", false, "keep the real runs that a calibration of the same config, stopped before it ended, left in -o DIR, and run the rest")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
+	opt.OutDir, opt.Overwrite, opt.Derived = out.dir, out.overwrite, []string{htmlreport.File}
 	if opt.OutDir == "" {
 		return usageErrorf("stormsim calibrate: -o/--out DIR is required")
 	}
@@ -58,19 +62,26 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 		opt.Policy = sf.policies[0]
 	}
 	opt.Progress = e.stderr
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := calibrate.Run(ctx, s, opt)
 	var ue *calibrate.UsageError
+	var ie *calibrate.InterruptedError
 	switch {
+	case err != nil && ctx.Err() != nil && !errors.As(err, &ie):
+		return interruptedf("stormsim calibrate: interrupted before any real run finished: nothing is kept, and every process and schema it started is gone")
 	case errors.As(err, &ue):
 		var fe *sim.FieldError
 		if errors.As(ue, &fe) {
 			return usageErrorf("%s: %s: %s (got %v)", locateKey(sf, fe.Path), fe.Path, fe.Problem, fe.Got)
 		}
 		return usageErrorf("stormsim calibrate: %v", ue)
-	case err != nil && ctx.Err() != nil:
-		return fmt.Errorf("stormsim calibrate: interrupted; every process and schema it started is gone: %w", err)
+	case errors.As(err, &ie) && ie.Kept == 0 && ctx.Err() != nil:
+		return interruptedf("stormsim calibrate: interrupted %s", ie.What())
+	case errors.As(err, &ie) && ctx.Err() != nil:
+		return interruptedf("stormsim calibrate: interrupted %s; continue with: %s", ie.What(), resumeCommand(cmd.name, args))
+	case errors.As(err, &ie) && ie.Kept > 0: // out of --timeout
+		return fmt.Errorf("stormsim calibrate: %w; continue with: %s", err, resumeCommand(cmd.name, args))
 	case err != nil:
 		return fmt.Errorf("stormsim calibrate: %w", err)
 	}

@@ -204,7 +204,7 @@ func TestOutputDirIsCheckedBeforeTheRun(t *testing.T) {
 // TestRerunIntoADirectoryRemovesStaleFiles pins that run and plot remove
 // what an earlier run of theirs wrote into -o DIR and this one did not
 // (charts of a model now off, charts after --charts=false), and nothing
-// else.
+// else: the user's file beside them stays (--overwrite writes beside it).
 func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
@@ -216,20 +216,20 @@ func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if code, _, stderr := stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", dir); code != ExitOK {
+	if code, _, stderr := stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", dir, "--overwrite"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if got := names(); !strings.Contains(got, "reclaim.png") || !strings.Contains(got, "database.svg") {
 		t.Fatalf("the lab run drew no model charts: %s", got)
 	}
-	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir); code != ExitOK {
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--overwrite"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	core := "attempts.png attempts.svg connected.png connected.svg notes.txt report.html result.json work-vs-time.png work-vs-time.svg"
 	if got := names(); got != core {
 		t.Errorf("after a run without models:\n got %s\nwant %s", got, core)
 	}
-	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--charts=false"); code != ExitOK {
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--charts=false", "--overwrite"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if got := names(); got != "notes.txt report.html result.json" {
@@ -237,13 +237,76 @@ func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
 	}
 	lab := filepath.Join(t.TempDir(), "lab")
 	stormsim("run", "-c", "../configs/seed-lab.yaml", "-o", lab, "--charts=false")
-	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(lab, ResultFile)); code != ExitOK {
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(lab, ResultFile), "--overwrite"); code != ExitOK {
 		t.Fatalf("plot: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(dir, ResultFile)); code != ExitOK {
+	if code, _, stderr := stormsim("plot", "-o", dir, filepath.Join(dir, ResultFile), "--overwrite"); code != ExitOK {
 		t.Fatalf("plot: exit %d: %s", code, stderr)
 	}
 	if got := names(); got != core {
 		t.Errorf("after plot of a result without models:\n got %s\nwant %s", got, core)
+	}
+}
+
+// TestOutputDirectoryIsNotReplacedSilently: -o over another run's or
+// sweep's outputs, or over files the command does not write, is refused
+// with exit 2 and nothing written, unless --overwrite; rerunning the same
+// config into its own directory is fine.
+func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", run); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	before := readDir(t, run)
+	sweepCfg := writeConfig(t, smallSweep)
+	swept := filepath.Join(t.TempDir(), "sweep")
+	if code, _, stderr := stormsim("sweep", "-c", sweepCfg, "-o", swept, "--progress", "none"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	user := t.TempDir()
+	os.WriteFile(filepath.Join(user, ResultFile), []byte(`{"mine": true}`), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"run over another config's run", []string{"run", "-c", ownConfigs[1], "-o", run},
+			"stormsim run: -o " + run + ": holds what another stormsim run wrote (its result.json has config_hash sha256:"},
+		{"run over the same config with other overrides", []string{"run", "-c", ownConfigs[0], "--set", "seed=9", "-o", run},
+			": holds what another stormsim run wrote"},
+		{"run over a result.json the user put there", []string{"run", "-c", ownConfigs[0], "-o", user},
+			"stormsim run: -o " + user + ": its result.json was not written by stormsim run: give another -o DIR, or --overwrite to replace them\n"},
+		{"run over a sweep", []string{"run", "-c", ownConfigs[0], "-o", swept},
+			"stormsim run: -o " + swept + ": holds files stormsim run does not write (convergence_ms.png, convergence_ms.svg, sweep.csv and 2 more)"},
+		{"sweep over a run", []string{"sweep", "-c", sweepCfg, "-o", run, "--progress", "none"},
+			"stormsim sweep: -o " + run + ": holds files stormsim sweep does not write (attempts.png, attempts.svg, connected.png and 4 more)"},
+		{"plot over a run", []string{"plot", filepath.Join(run, ResultFile), "-o", run}, "stormsim plot: -o " + run + ": holds files stormsim plot does not write (report.html, result.json)"},
+		{"merge over a run", []string{"merge", swept, "-o", run}, "stormsim merge: -o " + run + ": holds files stormsim merge does not write"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := stormsim(tt.args...)
+			if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+	if after := readDir(t, run); len(after) != len(before) || !bytes.Equal(after[ResultFile], before[ResultFile]) {
+		t.Error("a refused command changed the run's directory")
+	}
+	if data, _ := os.ReadFile(filepath.Join(user, ResultFile)); string(data) != `{"mine": true}` {
+		t.Errorf("the user's result.json was replaced: %s", data)
+	}
+	for _, args := range [][]string{
+		{"run", "-c", ownConfigs[0], "-o", run},                               // the same config into its own directory
+		{"sweep", "-c", sweepCfg, "-o", swept, "--progress", "none"},          // the same sweep into its own
+		{"merge", swept, "-o", swept + "-merged"},                             // a fresh directory
+		{"merge", swept, "-o", swept + "-merged"},                             // the same merge again
+		{"plot", filepath.Join(run, ResultFile), "-o", t.TempDir() + "/plot"}, // charts only
+		{"run", "-c", ownConfigs[1], "-o", run, "--overwrite"},                // replacing another run's, on request
+		{"run", "-c", ownConfigs[0], "-o", user, "--overwrite"},
+	} {
+		if code, _, stderr := stormsim(args...); code != ExitOK {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"stormsim/check"
 	"stormsim/config"
 	"stormsim/internal/human"
+	"stormsim/internal/safetext"
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/runner"
@@ -23,8 +25,8 @@ import (
 var cmdCheck = &command{
 	name:    "check",
 	summary: "run configs and test thresholds and baselines, for CI: exit 0 pass, 1 fail",
-	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--update-baseline]\n" +
-		"       [--set path=value]... [--policy label]... [--replications R] [--workers N]",
+	usage: "[-c FILE | FILE...] [--check 'METRIC OP NUMBER[unit]']... [--baseline OLD.json | --baseline-dir DIR] [--tolerance 5%] [--tolerance-abs 1ms,1,1/s] [--update-baseline]\n" +
+		"       [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D]",
 	run:       runCheck,
 	takesArgs: true,
 }
@@ -36,6 +38,7 @@ type checkFlags struct {
 	baseline       string
 	baselineDir    string
 	tolerance      string
+	toleranceAbs   string
 	updateBaseline bool
 }
 
@@ -55,10 +58,11 @@ type checkTarget struct {
 // validated, and the tally of checks passed and failed.
 type checkRun struct {
 	e              *env
+	args           []string // as given, for the command that accepts a drift
 	cf             checkFlags
 	sf             scenarioFlags
 	rf             runFlags
-	tolerance      float64       // a fraction
+	tolerance      check.Tolerance
 	flagChecks     []check.Check // from --check
 	limits         budget.Limits
 	targets        []*checkTarget
@@ -66,7 +70,7 @@ type checkRun struct {
 }
 
 func runCheck(e *env, cmd *command, args []string) error {
-	c := &checkRun{e: e}
+	c := &checkRun{e: e, args: args}
 	if done, err := c.parseFlags(cmd, args); done || err != nil {
 		return err
 	}
@@ -105,10 +109,12 @@ func (c *checkRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs.StringArrayVar(&c.sf.sets, "set", nil, "override a config key with a YAML `path=value` (repeatable)")
 	fs.StringArrayVar(&c.sf.policies, "policy", nil, "run only the policy with this `label` (repeatable)")
 	c.rf.add(fs)
+	c.rf.addMaxTime(fs)
 	fs.StringArrayVar(&cf.checks, "check", nil, "a threshold `'METRIC OP NUMBER[unit]'`, e.g. 'results[full].convergence_ms < 6s' (repeatable; adds to the config's checks:)")
 	fs.StringVar(&cf.baseline, "baseline", "", "compare every metric (and every series, if it holds them) with the saved result `OLD.json`")
 	fs.StringVar(&cf.baselineDir, "baseline-dir", "", "compare each FILE.yaml with `DIR`/FILE.json (for many configs)")
 	fs.StringVar(&cf.tolerance, "tolerance", "0", "largest relative drift from the baseline, as `5%` or 0.05; 0 asks for identical values")
+	fs.StringVar(&cf.toleranceAbs, "tolerance-abs", "", "changes too small to drift, per unit: `FLOORS` such as 1ms,1,1/s,1% (a time, a count, a rate, a fraction); default 1ms,1,1/s with a --tolerance, none without; 0 for none")
 	fs.BoolVar(&cf.updateBaseline, "update-baseline", false, "write the baselines from this run instead of comparing (series left out)")
 	if done, err := parse(c.e, cmd, fs, args); done || err != nil {
 		return done, err
@@ -154,13 +160,14 @@ func (c *checkRun) suffix(t *checkTarget) string {
 // checkScenario runs t's scenario, evaluates its checks and compares it
 // with its baseline (or writes the baseline).
 func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
+	warnLong(c.e.stderr, "check", t.estimate, c.limits)
 	stop := c.e.watchMemory(c.limits, t.estimate)
 	s := t.scenario.Scenario
 	doc := results.New(s, t.scenario.Hash(), t.scenario.Echo())
 	err := runner.Build(doc, s, t.specs, runner.Options{Workers: c.rf.workers, Context: ctx})
 	stop()
 	if errors.Is(err, runner.ErrStopped) {
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while running %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)}
+		return interruptedf("stormsim check: interrupted while running %s; %d check%s passed and %d failed before", t.file, c.passed, plural(c.passed, "", "s"), c.failed)
 	}
 	if err != nil {
 		return err
@@ -181,7 +188,7 @@ func (c *checkRun) checkScenario(ctx context.Context, t *checkTarget) error {
 	case c.cf.updateBaseline:
 		return c.writeBaseline(t, doc)
 	}
-	if reportBaseline(c.e, t, doc, c.tolerance, c.suffix(t)) {
+	if c.reportBaseline(t, doc, c.suffix(t)) {
 		c.passed++
 	} else {
 		c.failed++
@@ -204,22 +211,29 @@ func (c *checkRun) writeBaseline(t *checkTarget, doc *results.Document) error {
 	return err
 }
 
-func (cf *checkFlags) validate() (tolerance float64, err error) {
+func (cf *checkFlags) validate() (tol check.Tolerance, err error) {
 	switch {
 	case len(cf.files) == 0:
-		return 0, usageErrorf("stormsim check: give a config: -c FILE or FILE...")
+		return tol, usageErrorf("stormsim check: give a config: -c FILE or FILE...")
 	case cf.baseline != "" && cf.baselineDir != "":
-		return 0, usageErrorf("stormsim check: give --baseline or --baseline-dir, not both")
+		return tol, usageErrorf("stormsim check: give --baseline or --baseline-dir, not both")
 	case cf.baseline != "" && len(cf.files) > 1:
-		return 0, usageErrorf("stormsim check: --baseline names one result for one config; use --baseline-dir DIR with several configs")
+		return tol, usageErrorf("stormsim check: --baseline names one result for one config; use --baseline-dir DIR with several configs")
 	case cf.updateBaseline && cf.baseline == "" && cf.baselineDir == "":
-		return 0, usageErrorf("stormsim check: --update-baseline needs --baseline FILE or --baseline-dir DIR")
+		return tol, usageErrorf("stormsim check: --update-baseline needs --baseline FILE or --baseline-dir DIR")
 	}
-	tolerance, err = check.ParseTolerance(cf.tolerance)
-	if err != nil {
-		return 0, usageErrorf("stormsim check: %v", err)
+	if tol.Relative, err = check.ParseTolerance(cf.tolerance); err != nil {
+		return tol, usageErrorf("stormsim check: %v", err)
 	}
-	return tolerance, nil
+	switch {
+	case cf.toleranceAbs != "":
+		if tol.Floors, err = check.ParseFloors(cf.toleranceAbs); err != nil {
+			return tol, usageErrorf("stormsim check: %v", err)
+		}
+	case tol.Relative > 0:
+		tol.Floors = check.DefaultFloors
+	}
+	return tol, nil
 }
 
 // target loads and validates one file: a sweep file's plan, or the
@@ -232,8 +246,13 @@ func (c *checkRun) target(file string) (*checkTarget, error) {
 		return nil, err
 	}
 	if doc.HasKey("axes") {
-		t.plan, err = sweep.Load(file, c.rf.replications)
-		return t, err
+		if t.plan, err = sweep.Open(file, c.rf.replications); err != nil {
+			return t, err
+		}
+		if err := t.plan.Override(c.sf.sets); err != nil {
+			return t, err
+		}
+		return t, t.plan.Check(nil)
 	}
 	for _, set := range c.rf.sets(c.sf.sets) {
 		if err := doc.SetArg(set); err != nil {
@@ -248,8 +267,8 @@ func (c *checkRun) target(file string) (*checkTarget, error) {
 		return nil, err
 	}
 	t.estimate = budget.Run(s, t.specs, c.limits, c.rf.workers)
-	if err := t.estimate.CheckRun(c.limits, s.Replications); err != nil {
-		return nil, c.rf.overBudget(err, doc)
+	if err := c.rf.bound(t.estimate, c.limits, s, doc); err != nil {
+		return nil, err
 	}
 	if err := t.addChecks(doc, c.flagChecks); err != nil {
 		return nil, err
@@ -307,8 +326,9 @@ func (t *checkTarget) addChecks(doc *config.Document, flagChecks []check.Check) 
 func probeSweep(t *checkTarget, rf runFlags) (line string, ok bool) {
 	corners := t.plan.Corners()
 	reps := min(t.plan.Replications, 2)
-	head := fmt.Sprintf("%s: sweep of %s points x %d replications, every point valid; its %d corner points run with %d replication%s",
-		t.file, human.Count(int64(t.plan.Size)), t.plan.Replications, len(corners), reps, plural(reps, "", "s"))
+	head := fmt.Sprintf("%s: sweep of %s point%s x %d replication%s, every point valid; its %d corner point%s run with %d replication%s",
+		t.file, human.Count(int64(t.plan.Size)), plural(t.plan.Size, "", "s"), t.plan.Replications, plural(t.plan.Replications, "", "s"),
+		len(corners), plural(len(corners), "", "s"), reps, plural(reps, "", "s"))
 	partial, err := t.plan.Probe(corners, reps, rf.workers)
 	if err != nil {
 		return head + ": " + err.Error(), false
@@ -335,36 +355,73 @@ func (t *checkTarget) add(cat results.Catalog, c check.Check) error {
 	return nil
 }
 
-// reportBaseline prints the baseline verdict and its drifts; it reports
-// whether the run is within tolerance.
-func reportBaseline(e *env, t *checkTarget, doc *results.Document, tolerance float64, suffix string) bool {
-	cmp := check.Compare(t.base, doc, tolerance)
-	tol := strconv.FormatFloat(tolerance*100, 'f', -1, 64) + "%"
+// Drift reports: at most reportedDrifts drift lines (the largest), and as
+// many lines of config keys changed.
+const reportedDrifts = 10
+
+// reportBaseline prints the baseline verdict: the config keys that differ
+// from the baseline's, the largest drifts and the command that accepts
+// them. It reports whether the run is within tolerance.
+func (c *checkRun) reportBaseline(t *checkTarget, doc *results.Document, suffix string) bool {
+	w := c.e.stdout
+	cmp := check.Compare(t.base, doc, c.tolerance)
+	within := strconv.FormatFloat(c.tolerance.Relative*100, 'f', -1, 64) + "%"
+	if f := c.tolerance.Floors.String(); f != "" {
+		within += " (or " + f + ")"
+	}
 	switch {
 	case !cmp.Drifted() && cmp.SeriesCompared == 0:
-		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, tol, suffix)
+		fmt.Fprintf(w, "PASS baseline %s: %d metrics within %s%s\n", t.baseline, cmp.Compared, within, suffix)
 	case !cmp.Drifted():
-		fmt.Fprintf(e.stdout, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, tol, suffix)
+		fmt.Fprintf(w, "PASS baseline %s: %d metrics and %d series within %s%s\n", t.baseline, cmp.Compared, cmp.SeriesCompared, within, suffix)
 	case cmp.SeriesCompared == 0:
-		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, tol, suffix)
+		fmt.Fprintf(w, "FAIL baseline %s: %d of %d metrics drifted beyond %s%s\n", t.baseline, len(cmp.Drifts), cmp.Compared, within, suffix)
 	default:
-		fmt.Fprintf(e.stdout, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
-			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, tol, suffix)
+		fmt.Fprintf(w, "FAIL baseline %s: %d of %d metrics and %d of %d series drifted beyond %s%s\n",
+			t.baseline, len(cmp.Drifts), cmp.Compared, len(cmp.SeriesDrifts), cmp.SeriesCompared, within, suffix)
 	}
-	for _, d := range cmp.Drifts {
-		fmt.Fprintf(e.stdout, "  drift %s\n", d)
-	}
-	for _, d := range cmp.SeriesDrifts {
-		fmt.Fprintf(e.stdout, "  drift %s\n", d)
+	if cmp.Drifted() {
+		changes := check.ConfigChanges(t.base.Config, doc.Config)
+		for i, ch := range changes {
+			if i == reportedDrifts {
+				fmt.Fprintf(w, "  config: and %d more keys\n", len(changes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  config: %s\n", safetext.Terminal(ch.String()))
+		}
+		if len(changes) == 0 && t.base.ConfigHash == doc.ConfigHash {
+			fmt.Fprintf(w, "  config: the baseline's (%s): the model changed, in %s (the baseline's by %s)\n",
+				doc.ConfigHash, safetext.Terminal(doc.Tool), safetext.Terminal(t.base.Tool))
+		}
+		lines, metrics, series := cmp.Worst(reportedDrifts)
+		for _, l := range lines {
+			fmt.Fprintf(w, "  drift %s\n", l)
+		}
+		if metrics+series > 0 {
+			fmt.Fprintf(w, "  and %d more: %d metric%s and %d series\n", metrics+series, metrics, plural(metrics, "", "s"), series)
+		}
+		fmt.Fprintf(w, "  if the change is meant, accept it: %s\n", acceptCommand(c.args, t.base))
 	}
 	if len(cmp.New) > 0 {
-		fmt.Fprintf(e.stdout, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
+		fmt.Fprintf(w, "  note: %d metrics are not in the baseline (first: %s); refresh it with --update-baseline\n", len(cmp.New), cmp.New[0])
 	}
 	if len(cmp.NewSeries) > 0 {
-		fmt.Fprintf(e.stdout, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
-	}
-	if t.base.ConfigHash != doc.ConfigHash {
-		fmt.Fprintf(e.stdout, "  note: the baseline ran config %s, this run %s\n", t.base.ConfigHash, doc.ConfigHash)
+		fmt.Fprintf(w, "  note: %d series are not in the baseline (first: %s); refresh it with this run's result (stormsim run --format json)\n", len(cmp.NewSeries), cmp.NewSeries[0])
 	}
 	return !cmp.Drifted()
+}
+
+// acceptCommand is the command that makes this run the baseline: this
+// one with --update-baseline. A baseline that holds series gets a result
+// instead, since --update-baseline keeps none.
+func acceptCommand(args []string, base *results.Document) string {
+	parts := []string{"stormsim", "check"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	cmd := strings.Join(append(parts, "--update-baseline"), " ")
+	if slices.ContainsFunc(check.DocumentSeries(base), func(s results.Series) bool { return len(s.Values) > 0 }) {
+		cmd += " (it keeps no series; stormsim run -c FILE --format json > BASELINE keeps them)"
+	}
+	return cmd
 }

@@ -88,7 +88,7 @@ func goldenResult(t *testing.T, path string, got []byte) {
 		t.Fatalf("result differs from %s, and cannot be compared: %v %v", path, err1, err2)
 	}
 	var lines []string
-	cmp := check.Compare(wantDoc, gotDoc, 0)
+	cmp := check.Compare(wantDoc, gotDoc, check.Tolerance{})
 	for _, d := range cmp.Drifts {
 		lines = append(lines, "drift "+d.String())
 	}
@@ -142,6 +142,7 @@ func TestCheckExitCodes(t *testing.T) {
 	good := writeConfig(t, checkConfig)
 	misspelt := writeConfig(t, checkConfig+"  - results[full].convergance_ms < 5s\n")
 	noData := writeConfig(t, checkConfig+"  - results[full].reclaim.reclaim_ms < 5s\n")
+	bare := writeConfig(t, checkConfig+"  - results[full].convergence_ms < 60\n")
 	nothing := writeConfig(t, strings.Split(checkConfig, "checks:")[0])
 	huge := writeConfig(t, checkConfig+"# "+strings.Repeat("x", config.MaxFileBytes)+"\n")
 	baseDir := t.TempDir()
@@ -159,7 +160,13 @@ func TestCheckExitCodes(t *testing.T) {
 		{"flag check fails", []string{"check", "-c", good, "--check", "results[full].attempts < 1"},
 			ExitCheckFailed, "PASS results[full].accepted == 20: observed 20\nFAIL results[full].attempts < 1: observed ", "stormsim check: 1 of 2 checks failed"},
 		{"no data fails", []string{"check", "-c", noData}, ExitCheckFailed,
-			"PASS results[full].accepted == 20: observed 20\nFAIL results[full].reclaim.reclaim_ms < 5000: no data", ""},
+			"PASS results[full].accepted == 20: observed 20\nFAIL results[full].reclaim.reclaim_ms < 5s: no data", ""},
+		{"a time without a unit in the file", []string{"check", "-c", bare}, ExitUsage, "",
+			bare + ":8: checks[1]: results[full].convergence_ms is a time: 60 needs a unit, such as 60ms or 60s\n"},
+		{"a time without a unit in a flag", []string{"check", "-c", good, "--check", "connect_ms.p99 < 3000"}, ExitUsage, "",
+			`--check "connect_ms.p99 < 3000": connect_ms.p99 is a time: 3000 needs a unit, such as 3000ms or 3000s` + "\n"},
+		{"a time in the unit written", []string{"check", "-c", good, "--check", "connect_ms.p99 < 3s"}, ExitOK,
+			"PASS results[full].accepted == 20: observed 20\nPASS results[full].connect_ms.p99 < 3s: observed 0.", ""},
 		{"misspelt metric in the file", []string{"check", "-c", misspelt}, ExitUsage, "",
 			misspelt + ":8: checks[1]: results[full].convergance_ms: unknown metric; did you mean results[full].convergence_ms?\n"},
 		{"misspelt metric in a flag", []string{"check", "-c", good, "--check", "results[full].atempts < 3"}, ExitUsage, "",
@@ -216,13 +223,53 @@ func TestCheckBaselineDrift(t *testing.T) {
 			!strings.Contains(stdout, "  drift results[full].convergence_ms: ") || !strings.Contains(stdout, "% now ("+tt.sign) && !strings.Contains(stdout, " now ("+tt.sign) {
 			t.Errorf("--set %s: exit %d\n%s", tt.set, code, stdout)
 		}
-		if !strings.Contains(stdout, "note: the baseline ran config ") {
-			t.Errorf("--set %s: the config change is not noted\n%s", tt.set, stdout)
+		if !strings.Contains(stdout, "\n  config: admission.per_slot: 5 -> "+strings.TrimPrefix(tt.set, "admission.per_slot=")+"\n") {
+			t.Errorf("--set %s: the config change is not named\n%s", tt.set, stdout)
 		}
 	}
 	// A generous tolerance passes the same change.
 	if code, stdout, _ := stormsim("check", "-c", cfg, "--baseline", baseline, "--tolerance", "1000%", "--set", "admission.per_slot=4"); code != ExitOK {
 		t.Errorf("tolerance 1000%%: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestCheckDriftReportGuides pins the shape of a drift report from a
+// baseline with series: the verdict, the config key that changed, at
+// most 10 drifts with the count of the rest, and the command that
+// accepts the change. A rerun of the baseline's config passes, trailing
+// empty windows and all.
+func TestCheckDriftReportGuides(t *testing.T) {
+	cfg := writeConfig(t, "name: g\nseed: 1\nclients: 3000\ninitial_jitter: 1s\nadmission: {kind: token_bucket, rate: 130, burst: 10, retry_after: 1s}\n"+
+		"policies: [{name: full, base: 1s, cap: 30s, honor_retry_after: true}]\nmetrics: {window: 1s}\nfailure: {kind: crash}\n"+
+		"gateways: {count: 5, balancer: least_connections, health_check: 2s, connections: 3000}\n")
+	code, stdout, stderr := stormsim("run", "-c", cfg, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	baseline := filepath.Join(t.TempDir(), "base.json")
+	os.WriteFile(baseline, []byte(stdout), 0o644)
+	if code, stdout, _ := stormsim("check", "-c", cfg, "--baseline", baseline, "--tolerance", "5%"); code != ExitOK {
+		t.Errorf("the baseline's own config: exit %d\n%s", code, stdout)
+	}
+	args := []string{"check", "-c", cfg, "--set", "admission.rate=125", "--baseline", baseline, "--tolerance", "5%"}
+	code, stdout, _ = stormsim(args...)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != ExitCheckFailed || len(lines) < 4 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	drifts := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  drift ") {
+			drifts++
+		}
+	}
+	accept := "  if the change is meant, accept it: stormsim " + strings.Join(args, " ") + " --update-baseline (it keeps no series; stormsim run -c FILE --format json > BASELINE keeps them)"
+	if !strings.HasPrefix(lines[0], "FAIL baseline "+baseline+": ") || lines[1] != "  config: admission.rate: 130 -> 125" ||
+		drifts < 1 || drifts > 10 || lines[len(lines)-1] != accept {
+		t.Errorf("report:\n%s", stdout)
+	}
+	if more := lines[len(lines)-2]; drifts == 10 && !strings.HasPrefix(more, "  and ") {
+		t.Errorf("10 drifts shown and no count of the rest:\n%s", stdout)
 	}
 }
 

@@ -185,6 +185,9 @@ func TestUsageErrors(t *testing.T) {
 		{"stray argument", []string{"validate", "-c", ownConfigs[0], "extra"}, `stormsim validate: unexpected argument "extra" (see stormsim help validate)`},
 		{"missing file", []string{"validate", "-c", "nope.yaml"}, "nope.yaml: cannot read config: no such file or directory"},
 		{"unknown policy", []string{"run", "-c", ownConfigs[0], "--policy", "nope"}, "--policy nope: unknown policy; the config has exponential, full"},
+		{"misspelt policy", []string{"run", "-c", ownConfigs[0], "--policy", "ful"}, "--policy ful: unknown policy; did you mean full? (the config has exponential, full)"},
+		{"misspelt policy kind", []string{"run", "-c", ownConfigs[0], "--set", "policies[1].name=ful"},
+			"--set policies[1].name=ful: policies[1].name: unknown policy; did you mean full? (see `stormsim policies`) (got ful)"},
 		{"bad override", []string{"run", "-c", ownConfigs[0], "--set", "admission.per_slot=x"}, `--set admission.per_slot=x: admission.per_slot: must be an integer (got "x")`},
 		{"output dir is a file", []string{"run", "-c", ownConfigs[0], "-o", ownConfigs[0]},
 			"stormsim run: -o " + ownConfigs[0] + ": " + absPath(ownConfigs[0]) + " is a file, not a directory"},
@@ -343,5 +346,18 @@ func TestShippedConfigsInertKeys(t *testing.T) {
 		if w := want[filepath.Base(f)]; !slices.Equal(got, w) {
 			t.Errorf("%s: warnings for %v, want %v\n%s", f, got, w, stderr)
 		}
+	}
+}
+
+// TestReadmeSaysHowToGetStormsim: the README's examples call a bare
+// stormsim, so it says how to have one.
+func TestReadmeSaysHowToGetStormsim(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	if strings.Contains(readme, "\n    stormsim ") && (!strings.Contains(readme, "go install ./cmd/stormsim") || !strings.Contains(readme, "go run ./cmd/stormsim")) {
+		t.Error("README.md uses a bare stormsim without saying how to install it (go install ./cmd/stormsim) or run it (go run ./cmd/stormsim)")
 	}
 }

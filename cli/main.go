@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -40,6 +41,9 @@ type command struct {
 	// run executes the command, handed to it, with its arguments (after
 	// the name). An error without an exit code means ExitInternal.
 	run func(env *env, cmd *command, args []string) error
+	// stopGrace, if set, replaces InterruptGrace: how long the command
+	// may take to stop on its own after a signal.
+	stopGrace time.Duration
 }
 
 // commands are stormsim's subcommands, in the order the usage lists them.
@@ -122,9 +126,19 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 
 // MainProcess is Main for the stormsim process itself: it may also end the
 // process, with one line and ExitInternal, when memory passes the budget
-// while storms run.
+// while storms run, and with ExitInterrupted when a command has not
+// stopped on its own soon after SIGINT or SIGTERM (see InterruptGrace).
 func MainProcess(args []string, stdout, stderr io.Writer) int {
-	return main(&env{stdout: stdout, stderr: stderr, exit: os.Exit, lookupEnv: os.LookupEnv}, args)
+	e := &env{stdout: stdout, stderr: stderr, exit: os.Exit, lookupEnv: os.LookupEnv}
+	name, grace := "", InterruptGrace
+	if len(args) > 0 {
+		name = safetext.Terminal(args[0])
+		if c := lookup(args[0]); c != nil && c.stopGrace > 0 {
+			grace = c.stopGrace
+		}
+	}
+	defer e.guardInterrupts(name, grace)()
+	return main(e, args)
 }
 
 func main(e *env, args []string) (code int) {

@@ -12,24 +12,31 @@ import (
 var cmdMerge = &command{
 	name:      "merge",
 	summary:   "join the output directories of a sharded sweep into what an unsharded run writes",
-	usage:     "DIR... -o OUT [--charts=false]",
+	usage:     "DIR... -o OUT [--charts=false] [--overwrite]",
 	run:       runMerge,
 	takesArgs: true,
 }
 
 func runMerge(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
-	out := fs.StringP("out", "o", "", "write the merged sweep into `OUT` (created)")
+	var out outFlags
+	out.add(fs, "write the merged sweep into `OUT` (created)")
 	charts := fs.Bool("charts", true, "draw the charts")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if out.dir == "" || fs.NArg() == 0 {
 		return usageErrorf("stormsim merge: give the shard directories and -o OUT")
 	}
-	dir, err := outdir.Prepare(*out)
+	// The merged sweep is the shards' sweep: its manifest names it (merge
+	// says why when the shards disagree or have none).
+	m, err := sweep.ReadManifest(fs.Arg(0))
 	if err != nil {
 		return badInput(fmt.Errorf("stormsim merge: %w", err))
+	}
+	dir, err := out.prepare(cmd.name, outdir.Claim{Owns: owns(append(m.Files(), htmlreport.File)), Marker: sweep.ManifestFile, Key: "sweep", ID: m.Sweep})
+	if err != nil {
+		return err
 	}
 	written, err := sweep.Merge(dir.Path, fs.Args(), *charts, htmlreport.File)
 	if err != nil {
@@ -40,6 +47,6 @@ func runMerge(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("stormsim merge: the report: %w", err)
 	}
-	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files and %s)\n", fs.NArg(), *out, len(written), report)
+	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files and %s)\n", fs.NArg(), out.dir, len(written), report)
 	return err
 }

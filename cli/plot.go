@@ -15,20 +15,21 @@ import (
 var cmdPlot = &command{
 	name:      "plot",
 	summary:   "redraw the charts of saved results, overlaying several runs with their names",
-	usage:     "RESULT.json... -o DIR [--label NAME]...",
+	usage:     "RESULT.json... -o DIR [--label NAME]... [--overwrite]",
 	run:       runPlot,
 	takesArgs: true,
 }
 
 func runPlot(e *env, cmd *command, args []string) error {
 	fs := flagSet(cmd.name)
-	outDir := fs.StringP("out", "o", "", "write the charts into `DIR` (created)")
+	var out outFlags
+	out.add(fs, "write the charts into `DIR` (created)")
 	labels := fs.StringArray("label", nil, "legend `name` of each result, in order (repeatable); default each config's name, or its file when names repeat")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
 	files := fs.Args()
-	if *outDir == "" || len(files) == 0 {
+	if out.dir == "" || len(files) == 0 {
 		return usageErrorf("stormsim plot: give result files and -o DIR")
 	}
 	if len(*labels) > 0 && len(*labels) != len(files) {
@@ -49,9 +50,11 @@ func runPlot(e *env, cmd *command, args []string) error {
 	if err := labelRuns(runs, files, *labels); err != nil {
 		return err
 	}
-	dir, err := outdir.Prepare(*outDir)
+	// Charts have no file that says which results they show: plot
+	// replaces any charts, and refuses a directory that holds more.
+	dir, err := out.prepare(cmd.name, outdir.Claim{Owns: owns(plots.FileNames(plots.ChartNames...))})
 	if err != nil {
-		return badInput(fmt.Errorf("stormsim plot: %w", err))
+		return err
 	}
 	written, err := plots.Overlay(dir.Path, runs, plots.Options{})
 	if err != nil {
@@ -61,7 +64,7 @@ func runPlot(e *env, cmd *command, args []string) error {
 	if err := dir.RemoveStale(plots.FileNames(plots.ChartNames...), written); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "wrote %d chart files into %s\n", len(written), *outDir)
+	_, err = fmt.Fprintf(e.stdout, "wrote %d chart files into %s\n", len(written), out.dir)
 	return err
 }
 

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"stormsim/budget"
@@ -29,7 +26,7 @@ import (
 var cmdRun = &command{
 	name:    "run",
 	summary: "run the storm of a config for each policy (and replication); print a summary or JSON, -o DIR writes it with charts",
-	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false]]",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D] [--progress auto|plain|none] [--format table|json] [-o DIR [--charts=false] [--overwrite]]",
 	run:     runRun,
 }
 
@@ -38,13 +35,14 @@ const ResultFile = "result.json"
 
 // stormRun is one stormsim run: its flags and what they resolve to.
 type stormRun struct {
-	e              *env
-	sf             scenarioFlags
-	rf             runFlags
-	format, outDir string
-	charts         bool
-	progress       *runProgress // nil: none
-	limits         budget.Limits
+	e        *env
+	sf       scenarioFlags
+	rf       runFlags
+	format   string
+	out      outFlags
+	charts   bool
+	progress *runProgress // nil: none
+	limits   budget.Limits
 }
 
 func runRun(e *env, cmd *command, args []string) error {
@@ -59,15 +57,12 @@ func runRun(e *env, cmd *command, args []string) error {
 	// The directory is checked before the run, so that a long run is not
 	// lost to a directory it cannot write.
 	var dir *outdir.Dir
-	if r.outDir != "" {
-		if dir, err = outdir.Prepare(r.outDir); err != nil {
-			return badInput(fmt.Errorf("stormsim run: %w", err))
+	if r.out.dir != "" {
+		if dir, err = r.out.prepare(cmd.name, outdir.Claim{Owns: owns(runFiles()), Marker: ResultFile, Key: "config_hash", ID: file.Hash()}); err != nil {
+			return err
 		}
 	}
-	if r.progress != nil && est.MinTime >= LongRun {
-		fmt.Fprintf(e.stderr, "stormsim run: at least %s of computing ahead (%s storms of up to %s clients on %d cores, about %s of memory); Ctrl-C stops it\n",
-			human.Duration(est.MinTime), human.Count(est.Storms), human.Count(int64(est.Clients)), min(est.Concurrent, r.limits.Cores), human.Bytes(est.MemoryBytes))
-	}
+	warnLong(e.stderr, cmd.name, est, r.limits)
 	defer e.watchMemory(r.limits, est)()
 	ctx, stopSignals := interruptible()
 	defer stopSignals()
@@ -93,9 +88,10 @@ func (r *stormRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs := flagSet(cmd.name)
 	r.sf.add(fs)
 	fs.StringVar(&r.format, "format", "table", "stdout `format`: table or json")
-	fs.StringVarP(&r.outDir, "out", "o", "", "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
+	r.out.add(fs, "also write the JSON result to `DIR`/"+ResultFile+" and the charts (DIR is created)")
 	fs.BoolVar(&r.charts, "charts", true, "with -o, draw the charts (PNG and SVG) into DIR")
 	r.rf.add(fs)
+	r.rf.addMaxTime(fs)
 	progress := fs.String("progress", "auto", "progress on stderr once a run takes more than a few seconds: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
 	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
 		return done, err
@@ -131,8 +127,8 @@ func (r *stormRun) load(cmd *command) (*config.ScenarioFile, []policies.Spec, bu
 		return nil, nil, est, err
 	}
 	est = budget.Run(s, specs, r.limits, r.rf.workers)
-	if err := est.CheckRun(r.limits, s.Replications); err != nil {
-		return nil, nil, est, r.rf.overBudget(err, doc)
+	if err := r.rf.bound(est, r.limits, s, doc); err != nil {
+		return nil, nil, est, err
 	}
 	return file, specs, est, nil
 }
@@ -146,8 +142,8 @@ func (r *stormRun) build(ctx context.Context, file *config.ScenarioFile, specs [
 	err := runner.Build(res, s, specs, runner.Options{Workers: r.rf.workers, Context: ctx, Progress: r.progress.report})
 	r.progress.end()
 	if errors.Is(err, runner.ErrStopped) {
-		return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
-			human.Duration(time.Since(started)))}
+		return nil, interruptedf("stormsim run: interrupted after %s; nothing was written (a run has no --resume; the scenario's horizon: bounds how far it simulates)",
+			human.Duration(time.Since(started)))
 	}
 	return res, err
 }
@@ -187,17 +183,6 @@ func (r *stormRun) writeDir(dir *outdir.Dir, res *results.Document, s *sim.Scena
 // run says so before it starts.
 const LongRun = time.Minute
 
-// interruptible is a context cancelled by the first Ctrl-C (SIGINT) or
-// SIGTERM; a second one ends the process at once, as usual.
-func interruptible() (context.Context, func()) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return ctx, stop
-}
-
 // warnHorizon says, on w, which storms their horizon stopped before they
 // converged: their numbers are those of a storm still going on.
 func warnHorizon(w io.Writer, doc *results.Document) {
@@ -206,7 +191,7 @@ func warnHorizon(w io.Writer, doc *results.Document) {
 		if o == nil || o.Converged {
 			continue
 		}
-		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; horizon: in the config looks further\n",
+		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; a longer horizon (the config's horizon:) looks further\n",
 			safetext.Terminal(r.Policy), human.Millis(o.HorizonMs), o.Outcome, human.Count(o.Connected), human.Count(int64(r.Clients)))
 	}
 }

@@ -2,13 +2,18 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"stormsim/budget"
 	"stormsim/config"
+	"stormsim/internal/human"
+	"stormsim/sim"
 )
 
 // runFlags are the flags that say how many storms to run and on how many
@@ -17,6 +22,7 @@ type runFlags struct {
 	replications int
 	workers      int
 	maxMemory    string
+	maxTime      time.Duration
 	fs           *pflag.FlagSet
 }
 
@@ -27,10 +33,22 @@ func (f *runFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse up front what would need more than `SIZE` of memory, e.g. 8GiB; default half of this machine's memory")
 }
 
+// addMaxTime adds --max-time, for the commands that run storms (a sweep
+// is long by design and has none).
+func (f *runFlags) addMaxTime(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.maxTime, "max-time", budget.DefaultMaxTime, "refuse up front a run whose computing takes at least `D` (its lower bound), e.g. 2h; 0 for no limit")
+}
+
 // limits are the machine's limits, with the memory budget of
-// --max-memory.
+// --max-memory and the time limit of --max-time.
 func (f *runFlags) limits(cmd string) (budget.Limits, error) {
 	l := budget.Machine()
+	if f.fs.Lookup("max-time") != nil {
+		if f.maxTime < 0 {
+			return l, usageErrorf("stormsim %s: %s must be >= 0 (got %v); 0 allows any", cmd, budget.MaxTimeFlag, f.maxTime)
+		}
+		l = l.WithMaxTime(f.maxTime)
+	}
 	if f.maxMemory == "" {
 		return l, nil
 	}
@@ -48,11 +66,43 @@ func (f *runFlags) overBudget(err error, doc *config.Document) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
+	if oe.Time && f.fs.Changed("max-time") {
+		return badInput(&config.Error{Where: fmt.Sprintf("%s %v", budget.MaxTimeFlag, f.maxTime), Path: oe.Key, Problem: oe.Message})
+	}
 	where := doc.Where(oe.Key)
 	if oe.Key == "replications" && f.fs.Changed("replications") {
 		where = "--replications " + strconv.Itoa(f.replications)
 	}
 	return badInput(&config.Error{Where: where, Path: oe.Key, Problem: oe.Message})
+}
+
+// bound refuses a run of s whose estimate est passes the memory budget or
+// the time limit, as a config error at the key to change (budget's
+// CheckRun and CheckTime): what a command that runs storms calls, in one
+// line, before it runs them,
+//
+//	if err := rf.bound(est, limits, s, doc); err != nil { return err }
+func (f *runFlags) bound(est budget.Estimate, limits budget.Limits, s *sim.Scenario, doc *config.Document) error {
+	if err := est.CheckRun(limits, s.Replications); err != nil {
+		return f.overBudget(err, doc)
+	}
+	return f.overBudget(est.CheckTime(limits, s), doc)
+}
+
+// warnLong says on w that the run ahead takes at least LongRun, as the
+// estimate's lower bound puts it, before it starts; validate (cmd) says
+// what running it would take.
+func warnLong(w io.Writer, cmd string, est budget.Estimate, limits budget.Limits) {
+	if est.MinTime < LongRun {
+		return
+	}
+	what, after := "at least %s of computing ahead", "; Ctrl-C stops it"
+	if cmd == "validate" {
+		what, after = "warning: running it takes at least %s of computing", ""
+	}
+	fmt.Fprintf(w, "stormsim %s: "+what+" (%s storm%s of up to %s clients on %d core%s, about %s of memory)%s\n",
+		cmd, human.Duration(est.MinTime), human.Count(est.Storms), plural(int(min(est.Storms, 2)), "", "s"), human.Count(int64(est.Clients)),
+		min(est.Concurrent, limits.Cores), plural(min(est.Concurrent, limits.Cores), "", "s"), human.Bytes(est.MemoryBytes), after)
 }
 
 // check validates the flags for command cmd. Left out, each has its

@@ -130,16 +130,20 @@ func (p *runProgress) print() {
 // line is "run: 1/2 storms done, 12s; running: simulated 3m12s of 24h,
 // 12,345,678 attempts, 4,521/10,000 connected". With several storms
 // running, attempts and connections add up and the simulated time is the
-// one furthest behind.
+// one furthest behind. Storms still placing their clients' first
+// attempts are said apart: "setting up: 1,234,567/100,000,000 clients
+// placed".
 func (p *runProgress) line() string {
 	line := fmt.Sprintf("run: %d/%d storms done, %s", p.done, p.storms, human.Duration(p.now().Sub(p.started)))
-	if len(p.running) == 0 {
-		return line
-	}
-	var attempts, connected, clients int64
+	var attempts, connected, clients, placed, placing int64
 	first := true
 	var behind sim.Progress
 	for _, pr := range p.running {
+		if pr.Attempts == 0 && pr.Placed < pr.Clients {
+			placed += int64(pr.Placed)
+			placing += int64(pr.Clients)
+			continue
+		}
 		attempts += pr.Attempts
 		connected += pr.Connected
 		clients += int64(pr.Clients)
@@ -147,8 +151,14 @@ func (p *runProgress) line() string {
 			behind, first = pr, false
 		}
 	}
-	return fmt.Sprintf("%s; running: simulated %s of a %s horizon, %s attempts, %s/%s connected", line,
-		human.Millis(ms(behind.Now)), human.Millis(ms(behind.Horizon)), human.Count(attempts), human.Count(connected), human.Count(clients))
+	if !first {
+		line += fmt.Sprintf("; running: simulated %s of a %s horizon, %s attempts, %s/%s connected",
+			human.Millis(ms(behind.Now)), human.Millis(ms(behind.Horizon)), human.Count(attempts), human.Count(connected), human.Count(clients))
+	}
+	if placing > 0 {
+		line += fmt.Sprintf("; setting up: %s/%s clients placed", human.Count(placed), human.Count(placing))
+	}
+	return line
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

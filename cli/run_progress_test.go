@@ -25,6 +25,11 @@ func TestRunProgressLine(t *testing.T) {
 	if got := p.line(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// A storm still placing its first attempts is said apart.
+	p.report(3, sim.Progress{Horizon: 24 * time.Hour, Clients: 100_000_000, Placed: 1_234_567}, false)
+	if got := p.line(); got != want+"; setting up: 1,234,567/100,000,000 clients placed" {
+		t.Errorf("setting up: %q", got)
+	}
 }
 
 // TestRunProgressWaitsThenReports pins that a run says nothing for its
@@ -57,7 +62,7 @@ func TestRunProgressWaitsThenReports(t *testing.T) {
 // cannot all connect in half a second).
 func TestRunSaysWhenTheHorizonStoppedIt(t *testing.T) {
 	code, stdout, stderr := stormsim("run", "-c", ownConfigs[1], "--set", "horizon=500ms")
-	re := regexp.MustCompile(`^stormsim: full stopped at its horizon, 500ms of simulated time, without converging \(unfinished\): (\d+) of 60 clients connected; horizon: in the config looks further\n$`)
+	re := regexp.MustCompile(`^stormsim: full stopped at its horizon, 500ms of simulated time, without converging \(unfinished\): (\d+) of 60 clients connected; a longer horizon \(the config's horizon:\) looks further\n$`)
 	if code != ExitOK || !re.MatchString(withoutWarnings(stderr)) || !strings.Contains(stdout, "unfinished") {
 		t.Errorf("exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
 	}

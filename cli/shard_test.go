@@ -75,13 +75,14 @@ func TestShardFromABatchEngine(t *testing.T) {
 
 // TestAShardEstimatesItsShareOfTheSweep pins the estimate of one shard of
 // a sweep: a quarter of the points has a quarter of the storms, of the
-// client-storms, of the least attempts (so of the time) and of the lines,
-// and draws no charts; what one storm or one point needs is unchanged.
+// client-storms, of the least computing (the longest storm kept) and of
+// the lines, and draws no charts; what one storm or one point needs is
+// unchanged.
 func TestAShardEstimatesItsShareOfTheSweep(t *testing.T) {
-	whole := budget.SweepShape{Points: 100, Storms: 400, ClientStorms: 4e6, MinAttempts: 8e9, Models: true, MaxClients: 10000,
+	whole := budget.SweepShape{Points: 100, Storms: 400, ClientStorms: 4e6, Work: budget.Work{Solo: 800, Core: 1600, Longest: 2}, MaxClients: 10000,
 		MaxStormBytes: 1 << 20, PointValues: 120, ChartValues: 900, OutputBytes: 1 << 22, ChartFiles: 4}
 	got := shardShape(whole, 25, 100, true)
-	want := budget.SweepShape{Points: 25, Storms: 100, ClientStorms: 1e6, MinAttempts: 2e9, Models: true, MaxClients: 10000,
+	want := budget.SweepShape{Points: 25, Storms: 100, ClientStorms: 1e6, Work: budget.Work{Solo: 200, Core: 400, Longest: 2}, MaxClients: 10000,
 		MaxStormBytes: 1 << 20, PointValues: 120, ChartValues: 0, OutputBytes: 1 << 20, ChartFiles: 0}
 	if got != want {
 		t.Errorf("shard of a quarter\n got %+v\nwant %+v", got, want)

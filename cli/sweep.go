@@ -20,7 +20,7 @@ import (
 var cmdSweep = &command{
 	name:    "sweep",
 	summary: "run a scenario over a grid of config values: sweep.ndjson, sweep.csv and charts",
-	usage:   "-c SWEEP.yaml -o DIR [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--progress auto|plain|none] [--charts=false]",
+	usage:   "-c SWEEP.yaml -o DIR [--set path=value]... [--replications R] [--workers N] [--max-memory SIZE] [--shard I/N | --shard auto[/N]] [--resume] [--overwrite] [--progress auto|plain|none] [--charts=false]",
 	run:     runSweep,
 }
 
@@ -28,7 +28,9 @@ var cmdSweep = &command{
 type sweepRun struct {
 	e              *env
 	args           []string // as given, for the --resume command
-	file, outDir   string
+	file           string
+	sets           []string // --set, on the base scenario of every point
+	out            outFlags
 	rf             runFlags
 	shardFlag      string
 	resume, charts bool
@@ -49,6 +51,9 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if r.plan, err = sweep.Open(r.file, r.rf.replications); err != nil {
 		return badInput(err)
 	}
+	if err := r.plan.Override(r.sets); err != nil {
+		return badInput(err)
+	}
 	r.name = safetext.Terminal(r.plan.Name)
 	r.points = r.plan.ShardSize(r.shard.index, r.shard.count)
 	if r.shard.from != "" {
@@ -63,9 +68,9 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := outdir.Prepare(r.outDir)
+	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(append(r.plan.Manifest().Files(), htmlreport.File)), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
 	if err != nil {
-		return badInput(fmt.Errorf("stormsim sweep: %w", err))
+		return err
 	}
 	stopWatch := e.watchMemory(r.limits, est)
 	written, err := r.plan.Run(sweep.Options{Dir: dir.Path, Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count,
@@ -80,7 +85,7 @@ func runSweep(e *env, cmd *command, args []string) error {
 		return sweepError(err)
 	}
 	if r.shard.count <= 1 { // a shard's report is the merged sweep's
-		if _, err := writeReport(r.outDir); err != nil {
+		if _, err := writeReport(r.out.dir); err != nil {
 			return fmt.Errorf("stormsim sweep: the report: %w", err)
 		}
 	}
@@ -93,7 +98,8 @@ func runSweep(e *env, cmd *command, args []string) error {
 func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error) {
 	fs := flagSet(cmd.name)
 	fs.StringVarP(&r.file, "config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
-	fs.StringVarP(&r.outDir, "out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
+	r.out.add(fs, "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
+	fs.StringArrayVar(&r.sets, "set", nil, "override a key of the base scenario at every point with a YAML `path=value`, e.g. seed=7 (repeatable; not a key an axis sets)")
 	r.rf.add(fs)
 	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
 		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
@@ -106,7 +112,7 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	if err := r.rf.check(cmd.name); err != nil {
 		return false, err
 	}
-	if r.file == "" || r.outDir == "" {
+	if r.file == "" || r.out.dir == "" {
 		return false, usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
 	}
 	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
@@ -132,8 +138,8 @@ func (r *sweepRun) checkGrid(ctx context.Context) error {
 	})
 	var ie *sweep.InterruptedError
 	if errors.As(err, &ie) {
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
-			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))}
+		return interruptedf("stormsim sweep: interrupted while checking the grid (%s of %s points checked); nothing was run or written",
+			human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))
 	}
 	return badInput(err)
 }
@@ -143,15 +149,15 @@ func (r *sweepRun) checkGrid(ctx context.Context) error {
 func (r *sweepRun) estimate() (budget.Estimate, error) {
 	plan := r.plan
 	est := budget.Sweep(shardShape(plan.Shape(), r.points, plan.Size, r.shard.count > 1), r.limits, r.rf.workers)
-	free := budget.FreeDisk(r.outDir)
-	if err := est.CheckSweep(r.limits, free, plan.Replications, r.outDir); err != nil {
+	free := budget.FreeDisk(r.out.dir)
+	if err := est.CheckSweep(r.limits, free, plan.Replications, r.out.dir); err != nil {
 		return est, sweepOverBudget(err, plan, r.rf)
 	}
 	cores := min(est.Concurrent, r.limits.Cores)
 	r.progress.Say("%s: %s storms (%d replication%s of %d polic%s a point) of up to %s clients: at least %s of computing on %d core%s, about %s of memory (budget %s), about %s of files in %s%s",
 		r.name, human.Count(est.Storms), plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"),
 		human.Count(int64(est.Clients)), human.Duration(est.MinTime), cores, plural(cores, "", "s"),
-		human.Bytes(est.MemoryBytes), human.Bytes(r.limits.MemoryBytes), human.Bytes(est.OutputBytes), safetext.Terminal(r.outDir), freeNote(free))
+		human.Bytes(est.MemoryBytes), human.Bytes(r.limits.MemoryBytes), human.Bytes(est.OutputBytes), safetext.Terminal(r.out.dir), freeNote(free))
 	return est, nil
 }
 
@@ -162,7 +168,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 	if ie.Finishing {
 		what = fmt.Sprintf("interrupted while writing %s and the charts; all %s points are in %s; write them with", sweep.CSVFile, human.Count(int64(ie.Points)), ie.File)
 	}
-	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: %s: %s", what, resumeCommand(r.args))}
+	return interruptedf("stormsim sweep: %s: %s", what, resumeCommand("sweep", r.args))
 }
 
 // summary is the line that says what a finished sweep wrote.
@@ -171,7 +177,8 @@ func (r *sweepRun) summary(charts []string) string {
 	if r.shard.count <= 1 {
 		files = append(files, sweep.CSVFile, htmlreport.File)
 	}
-	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.outDir)
+	msg := fmt.Sprintf("%s: %d point%s, %d replication%s per policy: wrote %s in %s", r.name, r.plan.Size, plural(r.plan.Size, "", "s"),
+		r.plan.Replications, plural(r.plan.Replications, "", "s"), strings.Join(files, ", "), r.out.dir)
 	switch {
 	case r.shard.count > 1:
 		msg += fmt.Sprintf(" (shard %d/%d; join the shards with stormsim merge)", r.shard.index, r.shard.count)
@@ -204,7 +211,7 @@ func shardShape(sh budget.SweepShape, points, size int, sharded bool) budget.Swe
 	sh.Points = points
 	sh.Storms = int64(float64(sh.Storms) * f)
 	sh.ClientStorms *= f
-	sh.MinAttempts *= f
+	sh.Work = sh.Work.Times(f)
 	sh.OutputBytes = int64(float64(sh.OutputBytes) * f)
 	sh.ChartFiles, sh.ChartValues = 0, 0
 	return sh
@@ -238,10 +245,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// resumeCommand is the command line that continues an interrupted sweep:
-// this one, with --resume.
-func resumeCommand(args []string) string {
-	parts := []string{"stormsim", "sweep"}
+// resumeCommand is the command line that continues an interrupted sweep
+// or calibration: stormsim cmd with args, and --resume.
+func resumeCommand(cmd string, args []string) string {
+	parts := []string{"stormsim", cmd}
 	resumed := false
 	for _, a := range args {
 		resumed = resumed || a == "--resume" || a == "--resume=true"

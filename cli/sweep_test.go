@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,12 +84,70 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 			t.Errorf("%s differs between the merged and the unsharded sweep", n)
 		}
 	}
-	// Resuming into the directory of another sweep is bad input.
+	// Running or resuming into the directory of another sweep is bad
+	// input, and so is a resume even with --overwrite.
 	other := strings.Replace(smallSweep, "seed: 2", "seed: 3", 1)
 	os.WriteFile(cfg, []byte(other), 0o644)
-	code, _, stderr = stormsim("sweep", "-c", cfg, "-o", whole, "--resume", "--progress", "none")
+	for _, args := range [][]string{{}, {"--resume"}} {
+		code, _, stderr = stormsim(append([]string{"sweep", "-c", cfg, "-o", whole, "--progress", "none"}, args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, ": holds what another stormsim sweep wrote (its sweep.json has sweep sha256:") {
+			t.Errorf("into another sweep %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	code, _, stderr = stormsim("sweep", "-c", cfg, "-o", whole, "--resume", "--overwrite", "--progress", "none")
 	if code != ExitUsage || !strings.Contains(stderr, "was written by another sweep") {
 		t.Errorf("foreign resume: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestSweepSetsTheBaseScenario: sweep (and validate, and check) take
+// --set for the base scenario of every point: the points change, and so
+// does the sweep; a key an axis sets is refused.
+func TestSweepSetsTheBaseScenario(t *testing.T) {
+	cfg := writeConfig(t, smallSweep)
+	plain, seeded := filepath.Join(t.TempDir(), "plain"), filepath.Join(t.TempDir(), "seeded")
+	if code, _, stderr := stormsim("sweep", "-c", cfg, "-o", plain, "--progress", "none", "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := stormsim("sweep", "-c", cfg, "-o", seeded, "--set", "seed=7", "--progress", "none", "--charts=false"); code != ExitOK {
+		t.Fatalf("--set seed=7: exit %d: %s", code, stderr)
+	}
+	a, b := readDir(t, plain), readDir(t, seeded)
+	if bytes.Equal(a["sweep.ndjson"], b["sweep.ndjson"]) || bytes.Equal(a["sweep.json"], b["sweep.json"]) {
+		t.Error("--set seed=7 changed nothing")
+	}
+	var m struct{ Seed int }
+	json.Unmarshal(b["sweep.json"], &m)
+	if m.Seed != 7 {
+		t.Errorf("sweep.json's seed %d, want 7", m.Seed)
+	}
+	for _, cmd := range []string{"sweep", "validate", "check"} {
+		args := []string{cmd, "-c", cfg, "--set", "admission.per_slot=4"}
+		if cmd == "sweep" {
+			args = append(args, "-o", filepath.Join(t.TempDir(), "x"))
+		}
+		want := "--set admission.per_slot=4: admission.per_slot: an axis of the sweep sets admission.per_slot at every point: change the axis, or leave out --set\n"
+		if code, stdout, stderr := stormsim(args...); code != ExitUsage || stdout != "" || stderr != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", cmd, code, stdout, stderr, want)
+		}
+	}
+	if code, stdout, stderr := stormsim("validate", "-c", cfg, "--set", "seed=7"); code != ExitOK || !strings.Contains(stdout, ": ok: sweep small, 6 points") {
+		t.Errorf("validate --set seed=7: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestOneIsSingular: one replication, one point, one check are said so.
+func TestOneIsSingular(t *testing.T) {
+	one := writeConfig(t, strings.Replace(strings.Replace(smallSweep, "replications: 2", "replications: 1", 1),
+		"  policies[0].base: [25ms, 100ms]\n  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  admission.per_slot: [3]\n", 1))
+	dir := filepath.Join(t.TempDir(), "one")
+	code, stdout, stderr := stormsim("sweep", "-c", one, "-o", dir, "--progress", "none", "--charts=false")
+	if want := "small: 1 point, 1 replication per policy: wrote sweep.json, sweep.ndjson, sweep.csv, report.html in " + dir + "\n"; code != ExitOK || stdout != want {
+		t.Errorf("sweep: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
+	code, stdout, stderr = stormsim("check", one)
+	if want := "PASS " + one + ": sweep of 1 point x 1 replication, every point valid; its 1 corner point run with 1 replication, every metric has data\n"; code != ExitOK || stdout != want {
+		t.Errorf("check: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 	}
 }
 
@@ -111,7 +170,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"metric whose model is off", []string{"sweep", "-c", noModel, "-o", filepath.Join(t.TempDir(), "x")},
 			noModel + ":13: metrics: database.peak_rows_per_s: no point of the sweep has data for it: it comes from the database: model, which is off\n"},
 		{"merge without dirs", []string{"merge", "-o", "x"}, "stormsim merge: give the shard directories and -o OUT"},
-		{"merge of nothing", []string{"merge", t.TempDir(), "-o", "x"}, "merge: open "},
+		{"merge of nothing", []string{"merge", t.TempDir(), "-o", "x"}, "stormsim merge: open "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

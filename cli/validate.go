@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 var cmdValidate = &command{
 	name:    "validate",
 	summary: "check a config or a sweep file without running it, and estimate its memory, time and files",
-	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE]",
+	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D]",
 	run:     runValidate,
 }
 
@@ -27,6 +28,7 @@ func runValidate(e *env, cmd *command, args []string) error {
 	sf.add(fs)
 	var rf runFlags
 	rf.add(fs)
+	rf.addMaxTime(fs)
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
@@ -67,6 +69,13 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 	if err := est.CheckRun(limits, s.Replications); err != nil {
 		return rf.overBudget(err, doc)
 	}
+	// A run over the time limit is valid: run and check refuse it
+	// without --max-time, and validate says so.
+	if err := rf.overBudget(est.CheckTime(limits, s), doc); err != nil {
+		fmt.Fprintf(e.stderr, "stormsim validate: warning: %v; run and check refuse it\n", err)
+	} else {
+		warnLong(e.stderr, cmd.name, est, limits)
+	}
 	labels := make([]string, len(specs))
 	for i, p := range specs {
 		labels[i] = safetext.Terminal(p.Label)
@@ -81,10 +90,24 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 // whole sweep takes (its shards split the storms, the time and the
 // lines among them), so that it can be planned before it runs.
 func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
-	if len(sf.sets) > 0 || len(sf.policies) > 0 {
-		return usageErrorf("stormsim validate: %s is a sweep file: --set and --policy apply to a scenario (a sweep's axes set its keys)", safetext.Terminal(sf.configPath))
+	if len(sf.policies) > 0 {
+		return usageErrorf("stormsim validate: %s is a sweep file: --policy applies to a scenario (a sweep runs every policy of its points)", safetext.Terminal(sf.configPath))
 	}
-	plan, err := sweep.Load(sf.configPath, rf.replications)
+	plan, err := sweep.Open(sf.configPath, rf.replications)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := plan.Override(sf.sets); err != nil {
+		return badInput(err)
+	}
+	// A million points take tens of seconds to check: Ctrl-C stops it.
+	ctx, stop := interruptible()
+	defer stop()
+	err = plan.Check(func(int) bool { return ctx.Err() == nil })
+	var ie *sweep.InterruptedError
+	if errors.As(err, &ie) {
+		return interruptedf("stormsim validate: interrupted while checking the grid (%s of %s points checked)", human.Count(int64(ie.Done)), human.Count(int64(ie.Points)))
+	}
 	if err != nil {
 		return badInput(err)
 	}

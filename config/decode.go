@@ -225,10 +225,11 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 			}
 		}
 		problem := "unknown key; valid keys: " + keyList(fields)
-		if best, ok := closestKey(name, fields); ok {
-			problem = "unknown key; did you mean " + best + "?"
-		} else if path == "" && (name == "axes" || name == "base" || name == "scenario") {
+		if path == "" && (name == "axes" || name == "base" || name == "scenario") {
+			// Before a near key: base is two edits from name.
 			problem = "a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"
+		} else if best, ok := closestKey(name, fields); ok {
+			problem = "unknown key; did you mean " + best + "?"
 		}
 		return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
 	})

@@ -110,12 +110,21 @@ func syntaxError(file string, data []byte, err error) *Error {
 	if parserProblems[msg] {
 		line++
 	}
+	// The parser may blame the line before the tab (the one whose block
+	// the tab's line would indent): the tab's own line is the one to fix.
+	tab := false
+	for l := line; tabProblems[msg] && l <= line+2; l++ {
+		if bytes.Contains(lineText(data, l), []byte("\t")) {
+			line, tab = l, true
+			break
+		}
+	}
 	where := file
 	if line > 0 {
 		where = fmt.Sprintf("%s:%d", file, line)
 	}
 	problem := "invalid YAML: " + msg
-	if tabProblems[msg] && bytes.Contains(lineText(data, line), []byte("\t")) {
+	if tab {
 		problem += ": a tab; YAML indents with spaces only"
 	}
 	return &Error{Where: where, Problem: problem}

@@ -47,15 +47,11 @@ func fieldsOf(t reflect.Type) []field {
 // closestKey returns the valid key nearest to key in edit distance, if it is
 // close enough to be a plausible typo.
 func closestKey(key string, fields []field) (string, bool) {
-	best, bestDist := "", -1
-	for _, f := range fields {
-		d := suggest.Distance(strings.ToLower(key), f.key)
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = f.key, d
-		}
+	keys := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = f.key
 	}
-	limit := max(2, len(key)/3)
-	return best, bestDist >= 0 && bestDist <= limit
+	return suggest.Closest(strings.ToLower(key), keys)
 }
 
 // keyList joins the valid keys for an "unknown key" message.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"stormsim/internal/param"
+	"stormsim/internal/suggest"
 	"stormsim/policies/rng"
 )
 
@@ -56,6 +57,15 @@ type KindInfo struct {
 	// a policy times out only when its timeout is set.
 	LibraryTimeout time.Duration
 	TimeoutSource  string // where LibraryTimeout comes from
+}
+
+// KindNames are the names of Kinds, in their order.
+func KindNames() []string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k.Name)
+	}
+	return names
 }
 
 // Kinds lists every policy kind in display order.
@@ -129,7 +139,11 @@ func New(s Spec) (*Backoff, error) {
 	s = s.WithDefaults()
 	kind, ok := LookupKind(s.Kind)
 	if !ok {
-		return nil, &param.Error{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Kind}
+		problem := "unknown policy (see `stormsim policies`)"
+		if best, ok := suggest.Closest(string(s.Kind), KindNames()); ok {
+			problem = "unknown policy; did you mean " + best + "? (see `stormsim policies`)"
+		}
+		return nil, &param.Error{Key: "name", Problem: problem, Got: s.Kind}
 	}
 	if s.MaxAttempts < 0 {
 		return nil, &param.Error{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}

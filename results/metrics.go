@@ -219,27 +219,40 @@ func ResultFieldNames() []string { return resultFieldNames() }
 const maxTypeDepth = 8
 
 func typeNames(name string, t reflect.Type, depth int, out *[]string) {
+	walkFields(name, t, depth, func(name string, _ reflect.Kind, series bool) {
+		if !series {
+			*out = append(*out, name)
+		}
+	})
+}
+
+// walkFields calls leaf with the name and kind of every numeric field of
+// t (and bool), and of every array of numbers in it with series true,
+// named from name down as results name them.
+func walkFields(name string, t reflect.Type, depth int, leaf func(name string, kind reflect.Kind, series bool)) {
 	if depth > maxTypeDepth {
 		return
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		typeNames(name, t.Elem(), depth, out)
+		walkFields(name, t.Elem(), depth, leaf)
 	case reflect.Struct:
 		for _, f := range jsonFields(t) {
-			typeNames(joinName(name, f.name), t.FieldByIndex(f.index).Type, depth+1, out)
+			walkFields(joinName(name, f.name), t.FieldByIndex(f.index).Type, depth+1, leaf)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Bool:
-		*out = append(*out, name)
+		leaf(name, t.Kind(), false)
 	case reflect.Slice, reflect.Array:
 		if hasFields(t.Elem()) {
-			typeNames(name+"[]", t.Elem(), depth+1, out)
+			walkFields(name+"[]", t.Elem(), depth+1, leaf)
+		} else if k := t.Elem().Kind(); k >= reflect.Int && k <= reflect.Float64 {
+			leaf(name, k, true)
 		}
 	case reflect.Map:
 		if t.Key().Kind() == reflect.String {
-			typeNames(name+"[]", t.Elem(), depth+1, out)
+			walkFields(name+"[]", t.Elem(), depth+1, leaf)
 		}
 	}
 }

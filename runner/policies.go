@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"stormsim/internal/suggest"
 	"stormsim/policies"
 	"stormsim/sim"
 )
@@ -17,6 +18,9 @@ type UnknownPolicyError struct {
 }
 
 func (e *UnknownPolicyError) Error() string {
+	if best, ok := suggest.Closest(e.Label, e.Available); ok {
+		return fmt.Sprintf("--policy %s: unknown policy; did you mean %s? (the config has %s)", e.Label, best, strings.Join(e.Available, ", "))
+	}
 	return fmt.Sprintf("--policy %s: unknown policy; the config has %s", e.Label, strings.Join(e.Available, ", "))
 }
 

@@ -27,16 +27,25 @@ type Progress struct {
 	Attempts  int64         // attempts processed so far
 	Connected int64         // clients connected so far
 	Clients   int
+	// Placed is how many clients' first attempts are in place: below
+	// Clients while the storm is set up, before any attempt is processed.
+	Placed int
 }
 
 // ProgressEvery is how many attempts RunWithProgress processes between
-// two reports.
-const ProgressEvery = 1 << 20
+// two reports: how long a stop waits, a few milliseconds at the engine's speed.
+const ProgressEvery = 1 << 16
 
-// RunWithProgress is Run, calling report every ProgressEvery attempts
-// (from the caller's goroutine, so report must be quick). When report
-// returns false the run stops at once and its result describes only the
-// part that ran.
+// PlaceEvery is how many clients' first attempts RunWithProgress places
+// between two reports while it sets a storm up: placing 10^8 clients takes
+// tens of seconds, which must stop as soon as the storm itself would.
+const PlaceEvery = 1 << 16
+
+// RunWithProgress is Run, calling report every ProgressEvery attempts,
+// and every PlaceEvery clients while first attempts are placed (from the
+// caller's goroutine, so report must be quick). When report returns false
+// the run stops at once and returns the zero Result: report is how a
+// caller cancels a storm, set-up included.
 func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(Progress) bool) Result {
 	return runTraced(s, b, seed, nil, report)
 }
@@ -44,7 +53,9 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace), report func(Progress) bool) Result {
 	st := newStorm(s, b, seed)
 	st.trace = trace
-	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report)
+	if stopped := runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report); stopped {
+		return Result{} // a storm cut short has no result: nothing to summarise
+	}
 	return st.result()
 }
 
@@ -58,17 +69,18 @@ type wheel struct {
 }
 
 // runStorm runs st on a wheel w, with events that carry a payload when the
-// storm needs one.
-func runStorm(st *storm, w wheel, report func(Progress) bool) {
+// storm needs one, and reports whether report stopped it.
+func runStorm(st *storm, w wheel, report func(Progress) bool) (stopped bool) {
 	if st.rttInEvent {
 		e := newEngine[paidEvent](st, w)
 		e.report = report
 		e.run()
-		return
+		return e.stopped
 	}
 	e := newEngine[event](st, w)
 	e.report = report
 	e.run()
+	return e.stopped
 }
 
 // Wheel geometry bounds: offsets within a bucket must fit in 32 bits, and
@@ -159,10 +171,16 @@ func (e *engine[E]) run() {
 		// is pushed in client order (its scheduling order).
 		earliest := st.firstSend(0)
 		for c := 1; c < st.s.Clients; c++ {
+			if c%PlaceEvery == 0 && e.placing(0) {
+				return
+			}
 			earliest = min(earliest, st.firstSend(uint32(c)))
 		}
 		e.cur = int64(earliest>>e.shift) - 1 // nothing is being processed yet
 		for c := 0; c < st.s.Clients; c++ {
+			if c%PlaceEvery == 0 && c > 0 && e.placing(c) {
+				return
+			}
 			if t, pay := st.firstArrival(uint32(c)); st.within(t) {
 				e.push(t, uint32(c), 0, pay)
 			}
@@ -179,6 +197,15 @@ func (e *engine[E]) run() {
 		e.cur++
 		e.migrate()
 	}
+}
+
+// placing reports, during set-up, that placed clients' first attempts
+// are in place, and whether report asked to stop.
+func (e *engine[E]) placing(placed int) (stop bool) {
+	if e.report != nil {
+		e.stopped = !e.report(Progress{Horizon: e.st.horizon, Clients: e.st.s.Clients, Placed: placed})
+	}
+	return e.stopped
 }
 
 // migrate moves events from beyond the horizon into the ring slots that have
@@ -297,7 +324,7 @@ func (e *engine[E]) attempt(t time.Duration, c, attempts, pay, ahead uint32) {
 	}
 	e.processed++
 	if e.report != nil && e.processed%ProgressEvery == 0 {
-		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: e.st.rec.count, Clients: e.st.s.Clients}
+		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: e.st.rec.count, Clients: e.st.s.Clients, Placed: e.st.s.Clients}
 		e.stopped = !e.report(p)
 	}
 }

@@ -151,6 +151,32 @@ func open(f *config.SweepFile, replications int) (*Plan, error) {
 	return p, nil
 }
 
+// Override applies --set overrides (path=value) to the base scenario of
+// every point, before Check: a key an axis sets (or a section holding it)
+// is refused, since the axis would replace it at every point.
+func (p *Plan) Override(sets []string) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	if p.checked {
+		return errors.New("sweep: Override after Check")
+	}
+	p.base = p.base.Clone()
+	for _, set := range sets {
+		path, _, _ := strings.Cut(set, "=")
+		for _, ax := range p.Axes {
+			if path == ax.Path || strings.HasPrefix(path, ax.Path+".") || strings.HasPrefix(path, ax.Path+"[") {
+				return &config.Error{Where: "--set " + set, Path: path, Problem: "an axis of the sweep sets " + ax.Path + " at every point: change the axis, or leave out --set"}
+			}
+		}
+		if err := p.base.SetArg(set); err != nil {
+			return err
+		}
+	}
+	_, err := p.base.Scenario()
+	return err
+}
+
 // Dimensions describes the grid by its axes: "admission.rate 6 x
 // admission.burst 4".
 func (p *Plan) Dimensions() string {
@@ -271,10 +297,9 @@ func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
 	sh.ClientStorms += float64(storms) * float64(s.Clients)
 	for _, spec := range s.Policies {
 		if b, err := policies.New(spec); err == nil {
-			sh.MinAttempts += float64(s.Replications) * budget.MinAttempts(s, b)
+			sh.Work = sh.Work.Add(budget.StormWork(s, b).Times(float64(s.Replications)))
 		}
 	}
-	sh.Models = sh.Models || len(results.ModelsOn(s)) > 0
 	sh.MaxClients = max(sh.MaxClients, s.Clients)
 	sh.MaxStormBytes = max(sh.MaxStormBytes, budget.StormBytes(s))
 	metrics := int64(budget.MetricsPerResult(s))

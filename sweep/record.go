@@ -306,3 +306,19 @@ func readManifest(dir string) (Manifest, []byte, error) {
 	}
 	return m, data, nil
 }
+
+// Files lists every file a sweep described by m writes into its
+// directory: sweep.json, sweep.ndjson, sweep.csv and its charts.
+func (m Manifest) Files() []string {
+	files := []string{ManifestFile, PointsFile, CSVFile}
+	for _, c := range chartJobs(m) {
+		files = append(files, c.files()...)
+	}
+	return files
+}
+
+// ReadManifest reads dir's sweep.json, as a sweep or a merge wrote it.
+func ReadManifest(dir string) (Manifest, error) {
+	m, _, err := readManifest(dir)
+	return m, err
+}

@@ -44,6 +44,9 @@ const (
 // gatewayDBConns is each gateway's handshake pool: the cmd/gateway default.
 const gatewayDBConns = 8
 
+// LogsDir is the directory, inside Lab.Dir, of the gateways' raw logs.
+const LogsDir = "logs"
+
 // Lab is what every real run shares.
 type Lab struct {
 	GatewayBin  string // the gateway binary
@@ -86,7 +89,7 @@ type labRun struct {
 // schema dropped before it returns.
 func (l *Lab) Run(ctx context.Context, p Plan, run int, seed uint64) (res *measured.Run, err error) {
 	r := &labRun{lab: l, plan: p, res: &measured.Run{Run: run, Seed: seed}, schema: newSchemaName(),
-		logDir: filepath.Join(l.Dir, "logs", "run-"+strconv.Itoa(run)), witness: store.DeviceID(p.Clients),
+		logDir: filepath.Join(l.Dir, LogsDir, "run-"+strconv.Itoa(run)), witness: store.DeviceID(p.Clients),
 		phases: rand.New(rand.NewPCG(seed, uint64(run)))}
 	defer func() {
 		for _, g := range r.procs {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/fit"
@@ -89,6 +90,11 @@ type Report struct {
 	// then holds the runs, their checks, the fit and the models simulated
 	// before the failure.
 	Error string `json:"error,omitempty"`
+	// Incomplete says how the calibration stopped before it ended
+	// (interrupted, or out of time), and what it had done: Real and
+	// Replaced hold the real runs that finished, which calibrate --resume
+	// keeps. Empty for a calibration that ended.
+	Incomplete string `json:"incomplete,omitempty"`
 	// CalibratedConfig is the scenario with the calibrated model's sections,
 	// in the config's own keys (also written to calibrated.yaml).
 	CalibratedConfig json.RawMessage `json:"calibrated_config"`
@@ -204,6 +210,22 @@ func (r *Report) Failures() []string {
 		out = append(out, fmt.Sprintf("runs %v were disturbed by other work (more than %.2f cores): rerun on a quiet machine", d, r.DisturbedCores))
 	}
 	return out
+}
+
+// Read reads a report that WriteJSON wrote.
+func Read(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a calibration report: %v", path, err)
+	}
+	if r.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d", path, r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
 }
 
 // WriteJSON writes the report to path, atomically and readable by all

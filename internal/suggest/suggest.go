@@ -22,3 +22,15 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Closest is the name among known nearest to name, if it is close enough
+// to be a plausible typo: within max(2, len(name)/3) edits.
+func Closest(name string, known []string) (string, bool) {
+	best, bestDist := "", -1
+	for _, k := range known {
+		if d := Distance(name, k); bestDist < 0 || d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best, bestDist >= 0 && bestDist <= max(2, len(name)/3)
+}
