@@ -55,7 +55,7 @@ func TestDataFlowsOneWay(t *testing.T) {
 // document.
 var layers = [][]string{
 	{"policies/rng", "internal/param", "internal/quantile", "internal/atomicfile", "internal/finitejson", "internal/human",
-		"internal/safetext", "internal/suggest", "internal/outdir", "internal/outdir/outdirtest", "internal/chromium", "internal/imagediff",
+		"internal/safetext", "internal/suggest", "internal/outdir", "internal/outdir/outdirtest", "internal/chromium", "internal/imagediff", "internal/syncbuf",
 		"gateway/logline", "gateway/protocol"},
 	{"policies", "models", "internal/orderedjson", "gateway/store"},
 	{"sim", "gateway", "gateway/client", "internal/pgtest"},
