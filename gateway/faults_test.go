@@ -219,3 +219,89 @@ const ownListen = `application_name = $1 AND query = $2`
 func listenQuery(schema string) string {
 	return "LISTEN " + pgx.Identifier{store.KickChannel + "_" + schema}.Sanitize()
 }
+
+// TestLateRenewalCountsAsALapse: gw-a reaches PostgreSQL through a proxy,
+// gw-b directly, and gw-a holds 60 sessions. The proxy cuts gw-a's database
+// for 300 ms less than a lease, then adds 110 ms to every chunk: the first
+// renewal after the cut is sent before the lease lapses on gw-a's clock but
+// runs in the database after it lapsed there, while gw-b sweeps gw-a's
+// routes, and succeeds. A renewal that completes a lease or more after the
+// previous one was sent must count as a lapse: gw-a logs lease_lost and
+// re-registers, so every session it keeps open has its route again within
+// a lease and two periods of the delay's end, and a device that then claims
+// on gw-b closes its gw-a session with 4001. (The trigger is repeated, at
+// most three times, until gw-b's sweep lands inside the window.)
+func TestLateRenewalCountsAsALapse(t *testing.T) {
+	const n, moved = 60, 10
+	s, schema := setup(t, n)
+	dbURL := pgtest.URL(t)
+	u, _ := url.Parse(dbURL)
+	proxy := startProxy(t, u.Host)
+	pc := procConfig{lease: 2 * time.Second, ping: 100 * time.Millisecond, idle: 3 * time.Second}
+	period := models.LeasePeriod(pc.lease, pc.ping)
+	viaProxy := pc
+	viaProxy.dbURL = withHost(t, dbURL, proxy.addr())
+	a := startProc(t, schema, "gw-a", viaProxy)
+	b := startProc(t, schema, "gw-b", pc)
+	olds := connectAll(t, a.addr, 0, n, 1)
+	ctx := context.Background()
+
+	swept := false
+	for round := 1; round <= 3 && !swept; round++ {
+		before := len(b.logs.events("sweep_reclaimed"))
+		time.Sleep(3 * period) // renewals back on their rhythm
+		proxy.setCut(true)
+		time.Sleep(pc.lease - 300*time.Millisecond)
+		proxy.setDelay(110 * time.Millisecond)
+		time.Sleep(3 * time.Second)
+		proxy.setDelay(0)
+		for _, e := range b.logs.events("sweep_reclaimed")[before:] {
+			swept = swept || (e["dead_gateway"] == "gw-a" && e.num("count") > 0)
+		}
+		t.Logf("round %d: gw-b swept gw-a: %v; gw-a's sweep_paused lines %v", round, swept, a.logs.events("sweep_paused"))
+	}
+	if !swept {
+		t.Fatalf("gw-b never swept gw-a's routes: the trigger missed the window three times")
+	}
+	ended := time.Now()
+	within := pc.lease + 2*period + reclaimSlack
+	routed := func() (open, routeless int) {
+		for i, c := range olds {
+			if !c.isOpen() {
+				continue
+			}
+			open++
+			if o := routeOf(t, s, store.DeviceID(i)); o.Conn != c.hello.Conn {
+				routeless++
+			}
+		}
+		return open, routeless
+	}
+	for {
+		open, routeless := routed()
+		if routeless == 0 {
+			t.Logf("every open gw-a session (%d of %d) routed %v after the delay ended", open, n, time.Since(ended).Round(time.Millisecond))
+			break
+		}
+		if time.Since(ended) > within {
+			t.Fatalf("%d of %d open gw-a sessions still have no route %v after the delay ended (bound %v); gw-a logged lease_lost %d times",
+				routeless, open, time.Since(ended).Round(time.Millisecond), within, len(a.logs.events("lease_lost")))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(a.logs.events("lease_lost")) == 0 || len(a.logs.events("reregistered")) == 0 {
+		t.Errorf("gw-a logged lease_lost %d and reregistered %d times, want both", len(a.logs.events("lease_lost")), len(a.logs.events("reregistered")))
+	}
+
+	for i := range moved {
+		if !olds[i].isOpen() {
+			continue
+		}
+		if _, resp, err := dial(ctx, b.addr, store.DeviceID(i), 0, 2, true); err != nil {
+			t.Fatalf("device %d on gw-b: %d %v", i, status(resp), err)
+		}
+		if code := olds[i].closeCode(t, period+2*time.Second); code != protocol.CloseReplaced {
+			t.Errorf("device %d: gw-a session closed with %v, want 4001", i, code)
+		}
+	}
+}

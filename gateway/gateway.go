@@ -35,13 +35,14 @@ type Gateway struct {
 	incarnation string    // random per process: conn ids are never reused; the lease's owner
 	connSeq     atomic.Int64
 
-	lastRenew        atomic.Int64 // monotonic ns when the last successful renew was sent
-	leaseLosses      atomic.Int64 // times the lease lapsed, so a claim can tell it lapsed meanwhile
-	lease            leaseState   // owned by the lease loop
-	listening        atomic.Bool
-	reregistering    atomic.Bool
-	orphansSuspected atomic.Bool // a route release failed: look for orphan routes
-	goawaySent       atomic.Int64
+	lastRenew         atomic.Int64 // monotonic ns when the last successful renew was sent
+	leaseLosses       atomic.Int64 // times the lease lapsed, so a claim can tell it lapsed meanwhile
+	lease             leaseState   // owned by the lease loop
+	listening         atomic.Bool
+	reregistering     atomic.Bool // a re-registration pass is running
+	reregisterPending atomic.Bool // a lapse asks for another pass
+	orphansSuspected  atomic.Bool // a route release failed: look for orphan routes
+	goawaySent        atomic.Int64
 
 	refusedAnswer []byte // what a TCP connection over Config.MaxConns gets
 
