@@ -50,7 +50,14 @@ func storeUnavailable(err error) *rejection {
 // request that websocket.Accept would refuse, so that nothing is claimed for
 // a handshake that cannot be upgraded. It mirrors coder/websocket's
 // verifyClientRequest and its same-host Origin rule
-// (TestCheckUpgradeAgreesWithTheLibrary holds them together).
+// (TestCheckUpgradeAgreesWithTheLibrary holds them together). It also
+// refuses, with 400, a request with a body (Transfer-Encoding, or a
+// Content-Length above 0), which the library would accept but net/http
+// cannot answer with 101: it reads the rest of a request's body before it
+// writes the response's header, so the upgrade would wait for a body the
+// client never sends, with the claim made and the live session kicked. A
+// WebSocket handshake has no body (RFC 6455 4.1; content in a GET has no
+// defined meaning, RFC 9110 9.3.1).
 func checkUpgrade(r *http.Request) *rejection {
 	if !r.ProtoAtLeast(1, 1) {
 		return &rejection{status: protocol.StatusUpgradeRequired, reason: reason426, message: "WebSocket needs HTTP/1.1", upgrade: true}
@@ -63,6 +70,9 @@ func checkUpgrade(r *http.Request) *rejection {
 	}
 	if r.Method != http.MethodGet {
 		return reject(protocol.StatusMethodNotAllowed, reason405, "a WebSocket handshake is a GET")
+	}
+	if r.ContentLength != 0 {
+		return reject(protocol.StatusBadRequest, reason400, "a WebSocket handshake has no body (no Transfer-Encoding, no Content-Length above 0)")
 	}
 	if r.Header.Get("Sec-WebSocket-Version") != "13" {
 		return reject(protocol.StatusBadRequest, reason400, "Sec-WebSocket-Version must be 13")

@@ -50,6 +50,11 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "Upgrade")
 			w.Header().Set("Upgrade", "websocket")
 		}
+		if r.ContentLength != 0 {
+			// Otherwise net/http would read the request's body before
+			// answering, and a client that sent none would never be answered.
+			w.Header().Set("Connection", "close")
+		}
 		g.writeRejection(w, r, rej)
 		return
 	}
