@@ -163,9 +163,12 @@ const (
 	// readHeaderTimeout bounds how long a client may take to send its
 	// request headers.
 	readHeaderTimeout = 5 * time.Second
-	// maxHeaderBytes bounds a request's line and headers; a handshake needs
-	// well under 1 KiB.
-	maxHeaderBytes = 16 << 10
+	// maxRequestHead bounds a request's line and headers together; a
+	// handshake needs well under 1 KiB.
+	maxRequestHead = 16 << 10
+	// maxHeaderBytes is http.Server.MaxHeaderBytes for maxRequestHead:
+	// net/http reads up to MaxHeaderBytes plus 4096 bytes of slack.
+	maxHeaderBytes = maxRequestHead - 4096
 )
 
 // ErrIDInUse is returned by Run when another live process holds the
