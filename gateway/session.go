@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -36,6 +37,12 @@ const (
 )
 
 var syncPage = store.Page{Events: syncMaxEvents, Bytes: syncMaxBytes}
+
+// unmaskedFrame is how coder/websocket's error for a client frame without a
+// mask reads. The library closes every other framing error with 1002 itself
+// but drops this one silently; TestUnmaskedFrameIsAProtocolError notices if
+// its wording changes.
+const unmaskedFrame = "received unmasked frame from client"
 
 // serveSession runs an upgraded connection: hello, then frames until the
 // peer leaves or the gateway asks the connection to close (kick, idle, drain,
@@ -148,11 +155,18 @@ func (g *Gateway) readFrames(c *conn, ws *websocket.Conn) error {
 	for {
 		typ, data, err := ws.Read(g.ctx)
 		if err != nil {
+			if strings.Contains(err.Error(), unmaskedFrame) {
+				c.terminate(protocol.CloseProtocolError, "client frames must be masked")
+			}
 			return err
 		}
 		c.lastSeen.Store(int64(g.mono()))
 		if typ != websocket.MessageText {
 			return g.policyClose(c, ws, "text frames only")
+		}
+		if !utf8.Valid(data) {
+			c.terminate(protocol.CloseNotUTF8, "text frames must be UTF-8")
+			return errors.New("text frame not UTF-8")
 		}
 		var env struct {
 			T string `json:"t"`
