@@ -162,6 +162,9 @@ func visibleASCII(s string, max int, colon bool) bool {
 
 // claimValue parses query parameter key as an integer in [0, max]; def (if
 // >= 0) is used when the parameter is absent, otherwise it is required.
+// Only the canonical form is accepted ("5", not "+5", "05" or "-0"), so that
+// one claim has one spelling: two requests that read differently in a log,
+// a proxy's or a harness's record are two different claims.
 func claimValue(q map[string][]string, key string, def, max int64) (int64, error) {
 	vs, ok := q[key]
 	if !ok {
@@ -174,8 +177,8 @@ func claimValue(q map[string][]string, key string, def, max int64) (int64, error
 		return 0, &paramError{key, "must be given once", strings.Join(vs, ",")}
 	}
 	v, err := strconv.ParseInt(vs[0], 10, 64)
-	if err != nil || v < 0 || v > max {
-		return 0, &paramError{key, fmt.Sprintf("must be an integer in [0, %d]", max), vs[0]}
+	if err != nil || v < 0 || v > max || vs[0] != strconv.FormatInt(v, 10) {
+		return 0, &paramError{key, fmt.Sprintf("must be an integer in [0, %d], in decimal digits without a sign or leading zeros", max), vs[0]}
 	}
 	return v, nil
 }
