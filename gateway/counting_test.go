@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,5 +135,51 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 	}
 	if o := routeOf(t, s, "u-000-d1"); o.Conn != r.c.hello.Conn {
 		t.Errorf("route %+v, want the session's %s", o, r.c.hello.Conn)
+	}
+}
+
+// claimThenLapse runs each claim, then (once) makes the gateway's lease
+// lapse and a newer claim of the same device win on another gateway before
+// the claim returns: the handshake's re-registration then finds the floor
+// moved on.
+type claimThenLapse struct {
+	gateway.Handshakes
+	once  sync.Once
+	lapse func()
+}
+
+func (c *claimThenLapse) AuthenticateAndClaim(ctx context.Context, cl store.Claim, token string) (store.ClaimResult, error) {
+	r, err := c.Handshakes.AuthenticateAndClaim(ctx, cl, token)
+	c.once.Do(c.lapse)
+	return r, err
+}
+
+// TestClaimOvertakenDuringALapseCitesTheFloor: a claim accepted while the
+// lease lapsed, and overtaken by a newer claim before it could re-register,
+// is refused with a 409 that, like every other 409, cites the recorded
+// claim that beat it.
+func TestClaimOvertakenDuringALapseCitesTheFloor(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-overtaken")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	var p *inproc
+	hs := &claimThenLapse{Handshakes: s, lapse: func() {
+		leases.down.Store(true)
+		waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+		if _, err := s.ClaimRoute(context.Background(), store.Claim{Device: "u-000-d1", Gateway: "gw-other", Conn: "other-1", Epoch: 0, Attempt: 7}); err != nil {
+			t.Error(err)
+		}
+		leases.down.Store(false)
+	}}
+	p = startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-000-d1:"+store.DeviceToken("u-000-d1"))
+	resp, body := rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=3", h)
+	if resp.StatusCode != protocol.StatusConflict || !strings.Contains(body, "(install_epoch 0, attempt 3)") ||
+		!strings.Contains(body, "recorded (0, 7)") {
+		t.Errorf("overtaken claim answered %d %q, want 409 citing the recorded (0, 7)", resp.StatusCode, body)
+	}
+	if o := routeOf(t, s, "u-000-d1"); o.Conn != "other-1" {
+		t.Errorf("route %+v, want the newer claim's", o)
 	}
 }

@@ -40,6 +40,13 @@ func reject(status int, reason, message string) *rejection {
 	return &rejection{status: status, reason: reason, message: message}
 }
 
+// notNewer is the 409 of a claim that the recorded floor beats, citing it.
+func notNewer(epoch, attempt int64, floor store.Floor, why string) *rejection {
+	return reject(protocol.StatusConflict, reason409, fmt.Sprintf(
+		"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)%s",
+		epoch, attempt, floor.Epoch, floor.Attempt, why))
+}
+
 // storeUnavailable answers a database error with 503 + Retry-After.
 func storeUnavailable(err error) *rejection {
 	return &rejection{status: protocol.StatusServiceUnavailable, reason: reasonStore,
@@ -270,9 +277,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, reject(protocol.StatusUnauthorized, reason401, "unknown device or wrong token")
 	case !res.Accepted:
 		g.reg.remove(c)
-		return nil, &rejection{status: protocol.StatusConflict, reason: reason409, message: fmt.Sprintf(
-			"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)",
-			hs.epoch, hs.attempt, res.Floor.Epoch, res.Floor.Attempt)}
+		return nil, notNewer(hs.epoch, hs.attempt, res.Floor, "")
 	}
 	c.version.Store(res.Version)
 	c.claimed.Store(true)

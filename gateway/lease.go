@@ -227,7 +227,7 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 		wg.Go(func() {
 			for c := range work {
 				rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-				ok, v, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
+				res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 					Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 				cancel()
 				outcome := "kept"
@@ -235,10 +235,10 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 				case err != nil:
 					outcome = "closed"
 					c.terminate(protocol.CloseLeaseLost, "lease lost")
-				case !ok:
+				case !res.Accepted:
 					outcome = "replaced"
 					g.closeReplaced(c, "reregister")
-				case v != c.version.Swap(v):
+				case res.Version != c.version.Swap(res.Version):
 					outcome = "restored"
 					g.metrics.Claims.Add(1)
 				}
@@ -266,17 +266,17 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 // handshake (the conn is then released).
 func (g *Gateway) reregisterOne(c *conn) *rejection {
 	rctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
-	ok, v, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
+	res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 		Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 	cancel()
 	switch {
 	case err != nil:
 		go g.endSession(c, -1, "claim failed")
 		return storeUnavailable(err)
-	case !ok:
+	case !res.Accepted:
 		go g.endSession(c, -1, "replaced during the claim")
-		return reject(protocol.StatusConflict, reason409, "a newer claim was accepted while this one ran")
+		return notNewer(c.epoch, c.attempt, res.Floor, "; it was accepted, then overtaken while the lease lapsed")
 	}
-	c.version.Store(v)
+	c.version.Store(res.Version)
 	return nil
 }
