@@ -26,7 +26,7 @@ type Gateway struct {
 	metrics    *Metrics
 	admit      *admitter
 	sources    *sourceLimiter // nil without Config.SourceRate
-	claims     claimGate
+	slots      slotQueue
 	reg        *registry
 	rejections rejectionCounts
 	syncSlots  chan struct{}
@@ -80,7 +80,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Gateway, error) {
 		cancel:        cancel,
 		stopped:       make(chan error, 1),
 	}
-	g.claims = claimGate{slots: make(chan struct{}, cfg.ClaimConcurrency), limit: int64(cfg.MaxClaimsInflight),
+	g.slots = slotQueue{slots: make(chan struct{}, cfg.ClaimConcurrency), limit: int64(cfg.MaxClaimsInflight),
 		waiting: &g.metrics.ClaimsWaiting, inflight: &g.metrics.ClaimsInflight}
 	g.metrics.MaxConns.Store(int64(cfg.MaxConns))
 	return g, nil

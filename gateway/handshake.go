@@ -240,9 +240,9 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")
 	}
 	wait := g.claimWaitContext(ctx)
-	if err := g.claims.enter(wait); err != nil {
+	if err := g.slots.enter(wait); err != nil {
 		switch {
-		case errors.Is(err, errClaimsQueueFull):
+		case errors.Is(err, errQueueFull):
 			return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
 		case g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil:
 			g.abandoned(hs, at)
@@ -250,7 +250,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		}
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
-	defer g.claims.leave()
+	defer g.slots.leave()
 	cctx, cancel := context.WithTimeout(wait, storeTimeout)
 	defer cancel()
 	c := newConn(g.newConnID(), hs.device, hs.epoch, hs.attempt)
