@@ -9,6 +9,7 @@ import (
 
 	"stormsim/gateway"
 	"stormsim/gateway/store"
+	"stormsim/models"
 )
 
 // slowRelease answers ReleaseRoute after delay, as a loaded database would,
@@ -133,5 +134,52 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	})
 	if got := p.g.Metrics().OrphansReleased.Load(); got != failing {
 		t.Errorf("orphan routes released %d, want %d", got, failing)
+	}
+}
+
+// TestDrainWaitsForClaimsInFlight: a claim that takes longer than the
+// drain's grace and forced-close wait together (its device's floor row is
+// locked by another transaction) but less than the store timeout still
+// completes before the drain's final delete: the drain waits for it, and no
+// route of the gateway outlives the drain. In both abandoned modes: the
+// claim is sent before the drain starts, so nothing cancels it.
+func TestDrainWaitsForClaimsInFlight(t *testing.T) {
+	for _, mode := range []models.Abandoned{models.AbandonedSkip, models.AbandonedServe} {
+		t.Run(string(mode), func(t *testing.T) {
+			s, _ := setup(t, 1)
+			ctx := context.Background()
+			cfg := testConfig("gw-drain-claim")
+			cfg.DrainGrace, cfg.Abandoned = 200*time.Millisecond, mode
+			const claimTakes = 2500 * time.Millisecond // > grace + the 1 s forced-close wait, < the 5 s store timeout
+			p := startInproc(t, cfg, depsOf(t, s))
+			tx, err := s.Pool().Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO route_floor (device_id) VALUES ('u-000-d1')`); err != nil {
+				tx.Rollback(ctx)
+				t.Fatal(err)
+			}
+			committed := make(chan struct{})
+			time.AfterFunc(claimTakes, func() { tx.Commit(ctx); close(committed) })
+			defer func() { <-committed }()
+			go dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+			waitFor(t, 2*time.Second, "the claim under way", func() bool { return p.g.Metrics().ClaimsInflight.Load() == 1 })
+			if err := p.stop(t); err != nil {
+				t.Errorf("drain: %v", err)
+			}
+			// Once Run returns the process exits: nothing that is still
+			// running would release what it claims.
+			if n := p.g.Metrics().ClaimsInflight.Load(); n != 0 {
+				t.Errorf("%d claims still running after the drain", n)
+			}
+			waitFor(t, claimTakes+time.Second, "the claim done", func() bool {
+				f, err := s.Floors(ctx, []string{"u-000-d1"})
+				return err == nil && f["u-000-d1"].Attempt == 1
+			})
+			if n, err := s.RouteCount(ctx, cfg.ID); err != nil || n != 0 {
+				t.Errorf("%d routes of the drained gateway left (%v): a claim committed after the drain's final delete", n, err)
+			}
+		})
 	}
 }
