@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -165,7 +166,7 @@ func TestDescriptorExhaustionIsLoud(t *testing.T) {
 	g := startProc(t, schema, "gw-emfile", pc)
 	keepAlives(t, g.addr, 200, 2*time.Second)
 	waitFor(t, 3*time.Second, "accept_failed warning", func() bool {
-		for _, e := range g.logs.events("accept_failed") {
+		for _, e := range g.logs.events(logline.AcceptFailed) {
 			if e["level"] == "WARN" {
 				return true
 			}

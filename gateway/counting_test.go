@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -115,9 +116,9 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond) // the claim is under way
 	leases.down.Store(true)
-	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events("lease_lost")) > 0 })
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events(logline.LeaseLost)) > 0 })
 	leases.down.Store(false)
-	waitFor(t, 3*time.Second, "re-registration", func() bool { return len(p.logs.events("reregistered")) > 0 })
+	waitFor(t, 3*time.Second, "re-registration", func() bool { return len(p.logs.events(logline.Reregistered)) > 0 })
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("handshake: %v", r.err)
@@ -127,7 +128,7 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 		t.Fatalf("session closed right after its hello: %v", r.c.closeErr)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if e := p.logs.events("reregistered")[0]; e.num("replaced") != 0 || e.num("closed") != 0 {
+	if e := p.logs.events(logline.Reregistered)[0]; e.num(logline.KeyReplaced) != 0 || e.num(logline.KeyClosedCount) != 0 {
 		t.Errorf("reregistered %v: the claim in flight was counted", e)
 	}
 	if got := p.g.Metrics().ReplacedClosed.Load(); got != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/store"
 	"stormsim/models"
 )
@@ -88,14 +89,14 @@ func TestDrainLeftoverCountsOnlyRoutesNobodyReleased(t *testing.T) {
 					t.Errorf("client %d still open after the drain", i)
 				}
 			}
-			done := p.logs.events("drain_done")
+			done := p.logs.events(logline.DrainDone)
 			if len(done) != 1 {
 				t.Fatalf("drain_done lines: %v, want one", done)
 			}
 			leases.mu.Lock()
 			held, deleted := leases.held, leases.deleted
 			leases.mu.Unlock()
-			logged := int64(done[0].num("leftover_routes"))
+			logged := int64(done[0].num(logline.KeyLeftoverRoutes))
 			if logged != deleted || held != deleted || logged != int64(c.failing) {
 				t.Errorf("leftover_routes %d, final release deleted %d of %d held; want all %d",
 					logged, deleted, held, c.failing)
@@ -126,7 +127,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	for _, c := range connectAll(t, p.addr, 0, clients, 1) {
 		c.ws.CloseNow()
 	}
-	waitFor(t, 3*time.Second, "sessions closed", func() bool { return len(p.logs.events("closed")) == clients })
+	waitFor(t, 3*time.Second, "sessions closed", func() bool { return len(p.logs.events(logline.Closed)) == clients })
 	within := 2*cfg.Period() + time.Second
 	waitFor(t, within, "orphan routes released", func() bool {
 		n, err := s.RouteCount(context.Background(), cfg.ID)

@@ -67,7 +67,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{
 		cfg:           cfg,
 		deps:          deps,
-		log:           log.With("gateway", cfg.ID),
+		log:           log.With(logline.KeyGateway, cfg.ID),
 		metrics:       &Metrics{},
 		admit:         newAdmitter(cfg.admission(), start),
 		sources:       newSourceLimiter(cfg.SourceRate, cfg.SourceBurst, start),
@@ -150,7 +150,7 @@ func (g *Gateway) Run(ctx context.Context, ln net.Listener) error {
 	case err := <-served:
 		stopErr = fmt.Errorf("serve: %w", err)
 	case stopErr = <-g.stopped:
-		g.log.Error("stopping", "err", stopErr.Error())
+		g.log.Error(logline.Stopping, "err", stopErr.Error())
 	}
 	err := g.drain(func() { stopLeaseLoop(); <-leaseDone }, errors.Is(stopErr, errLeaseTaken))
 	srv.Close()
@@ -203,7 +203,7 @@ func (g *Gateway) firstLease(ctx context.Context) error {
 		case err == nil:
 			if heldSince < 0 {
 				heldSince = sent
-				g.log.Warn("lease_held", "lease_ms", g.cfg.Lease.Milliseconds())
+				g.log.Warn(logline.LeaseHeld, "lease_ms", g.cfg.Lease.Milliseconds())
 			}
 			if sent-heldSince > g.cfg.Lease+2*g.cfg.Period() {
 				return fmt.Errorf("%w: %q is still leased after %v; choose another --id or stop the other gateway",

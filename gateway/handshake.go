@@ -292,7 +292,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	}
 	if ctx.Err() != nil {
 		g.metrics.ClaimsWasted.Add(1)
-		g.log.Info(logline.ClaimWasted, logline.KeyDevice, c.device, "conn", c.id, logline.KeyAttempt, c.attempt,
+		g.log.Info(logline.ClaimWasted, logline.KeyDevice, c.device, logline.KeyConn, c.id, logline.KeyAttempt, c.attempt,
 			"version", res.Version, logline.KeyTokenMs, float64(at)/1e6)
 		go g.endSession(c, -1, "client left before its claim completed")
 		return nil, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -239,9 +240,9 @@ func TestCredentialSyntax(t *testing.T) {
 	if got := p.g.Metrics().Rejected("store"); got != 0 {
 		t.Errorf("rejected{reason=store} = %d, want 0: malformed credentials raised a database alarm", got)
 	}
-	for _, e := range p.logs.events("admitted") {
-		if e["device"] != "u-000-d1" {
-			t.Errorf("admitted device %q, want u-000-d1", e["device"])
+	for _, e := range p.logs.events(logline.Admitted) {
+		if e[logline.KeyDevice] != "u-000-d1" {
+			t.Errorf("admitted device %q, want u-000-d1", e[logline.KeyDevice])
 		}
 	}
 	waitFor(t, 3*time.Second, "raw sessions ended", func() bool { return p.g.Connections() == 0 })
@@ -306,7 +307,7 @@ func TestEchoedValuesAreTruncated(t *testing.T) {
 	if resp.StatusCode != 400 || len(body) > 300 || !strings.Contains(body, "12000 bytes") {
 		t.Errorf("status %d, body of %d bytes %q, want 400 naming the value's length in under 300 bytes", resp.StatusCode, len(body), body[:min(len(body), 200)])
 	}
-	lines := p.logs.events("rejected")
+	lines := p.logs.events(logline.Rejected)
 	if len(lines) != 1 {
 		t.Fatalf("%d rejected lines, want 1", len(lines))
 	}
@@ -330,10 +331,10 @@ func TestRejectionsSummarized(t *testing.T) {
 		rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=1", h)
 		rawRequest(t, p.addr, "GET", protocol.Path, wsHeaders())
 	}
-	waitFor(t, 3*gateway.RejectionSummaryEvery, "a rejections line", func() bool { return len(p.logs.events("rejections")) > 0 })
+	waitFor(t, 3*gateway.RejectionSummaryEvery, "a rejections line", func() bool { return len(p.logs.events(logline.Rejections)) > 0 })
 	time.Sleep(gateway.RejectionSummaryEvery) // any straggler's line
 	var got401, got400 float64
-	for _, e := range p.logs.events("rejections") {
+	for _, e := range p.logs.events(logline.Rejections) {
 		by, _ := e["by_reason"].(map[string]any)
 		f401, _ := by["401"].(float64)
 		f400, _ := by["400"].(float64)
@@ -343,7 +344,7 @@ func TestRejectionsSummarized(t *testing.T) {
 		t.Errorf("summaries count 401=%v 400=%v, want %d each", got401, got400, n)
 	}
 	var info int
-	for _, e := range p.logs.events("rejected") {
+	for _, e := range p.logs.events(logline.Rejected) {
 		if e["level"] == "INFO" {
 			info++
 		}
@@ -435,7 +436,7 @@ func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
 	if o := routeOf(t, s, store.DeviceID(1)); o.Gateway != "gw-other" {
 		t.Errorf("another gateway's route touched: %+v", o)
 	}
-	if ev := p.logs.events("stale_routes_released"); len(ev) != 1 || ev[0].num("count") != 1 {
+	if ev := p.logs.events(logline.StaleRoutesReleased); len(ev) != 1 || ev[0].num(logline.KeyCount) != 1 {
 		t.Errorf("stale_routes_released lines %v, want one with count 1", ev)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
@@ -105,12 +106,12 @@ func startInproc(t testing.TB, cfg gateway.Config, deps gateway.Deps) *inproc {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &inproc{g: g, addr: ln.Addr().String(), logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- g.Run(ctx, ln) }()
-	waitFor(t, 10*time.Second, "listening", func() bool { return len(logs.events("listening")) > 0 })
+	waitFor(t, 10*time.Second, "listening", func() bool { return len(logs.events(logline.Listening)) > 0 })
 	t.Cleanup(func() {
 		p.stop(t)
 		if t.Failed() {
 			for _, e := range logs.events("") {
-				if e["level"] != "INFO" || e["msg"] == "lease_regained" || e["msg"] == "sweep_paused" {
+				if e["level"] != "INFO" || e["msg"] == logline.LeaseRegained || e["msg"] == logline.SweepPaused {
 					t.Logf("%s: %v", cfg.ID, e)
 				}
 			}

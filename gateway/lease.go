@@ -192,7 +192,7 @@ func (g *Gateway) releaseOrphans(ctx context.Context) {
 		return
 	}
 	g.metrics.OrphansReleased.Add(n)
-	g.log.Info("orphan_routes_released", "count", n)
+	g.log.Info(logline.OrphanRoutesReleased, logline.KeyCount, n)
 }
 
 // reregister restores the routes of live connections after the lease lapsed
@@ -230,16 +230,16 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 				res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 					Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 				cancel()
-				outcome := "kept"
+				outcome := logline.KeyKept
 				switch {
 				case err != nil:
-					outcome = "closed"
+					outcome = logline.KeyClosedCount
 					c.terminate(protocol.CloseLeaseLost, "lease lost")
 				case !res.Accepted:
-					outcome = "replaced"
+					outcome = logline.KeyReplaced
 					g.closeReplaced(c, "reregister")
 				case res.Version != c.version.Swap(res.Version):
-					outcome = "restored"
+					outcome = logline.KeyRestored
 					g.metrics.Claims.Add(1)
 				}
 				mu.Lock()
@@ -257,8 +257,8 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 	}
 	close(work)
 	wg.Wait()
-	g.log.Info("reregistered", "kept", counts["kept"], "restored", counts["restored"],
-		"replaced", counts["replaced"], "closed", counts["closed"])
+	g.log.Info(logline.Reregistered, logline.KeyKept, counts[logline.KeyKept], logline.KeyRestored, counts[logline.KeyRestored],
+		logline.KeyReplaced, counts[logline.KeyReplaced], logline.KeyClosedCount, counts[logline.KeyClosedCount])
 }
 
 // reregisterOne restores one freshly claimed connection's route after the

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
 )
@@ -89,9 +90,9 @@ func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
 		default:
 		}
-		return len(p.logs.events("listening")) > 0
+		return len(p.logs.events(logline.Listening)) > 0
 	})
-	p.addr = p.logs.events("listening")[0]["addr"].(string)
+	p.addr = p.logs.events(logline.Listening)[0]["addr"].(string)
 	return p
 }
 
@@ -132,7 +133,7 @@ func launchProc(t testing.TB, schema, id string, pc procConfig) *proc {
 		<-p.exited
 		if t.Failed() {
 			for _, e := range p.logs.events("") {
-				if e["msg"] != "admitted" && e["msg"] != "closed" && e["msg"] != "goaway_sent" {
+				if e["msg"] != logline.Admitted && e["msg"] != logline.Closed && e["msg"] != logline.GoawaySent {
 					t.Logf("%s: %v", id, e)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/models"
@@ -64,7 +65,7 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 		if code == protocol.CloseGoingAway {
 			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason}); err == nil {
 				g.goawaySent.Add(1)
-				g.log.Info("goaway_sent", "device", c.device, "conn", c.id)
+				g.log.Info(logline.GoawaySent, logline.KeyDevice, c.device, logline.KeyConn, c.id)
 			}
 		}
 		stuck := time.AfterFunc(closeTimeout, c.forceClose)
@@ -115,7 +116,7 @@ func (g *Gateway) heartbeat(c *conn, ws *websocket.Conn, readDone chan error) er
 		last = now
 		if g.cfg.Idle > 0 && now-time.Duration(c.lastSeen.Load()) > g.cfg.Idle {
 			if c.terminate(protocol.CloseIdle, "idle") {
-				g.log.Info("idle_closed", "device", c.device, "conn", c.id)
+				g.log.Info(logline.IdleClosed, logline.KeyDevice, c.device, logline.KeyConn, c.id)
 			}
 			return nil
 		}
@@ -141,11 +142,11 @@ func (g *Gateway) endSession(c *conn, code websocket.StatusCode, reason string) 
 		g.orphansSuspected.Store(true)
 	}
 	g.reg.endRelease(c)
-	args := []any{"device", c.device, "conn", c.id, "code", int(code), "reason", reason}
+	args := []any{logline.KeyDevice, c.device, logline.KeyConn, c.id, logline.KeyCode, int(code), logline.KeyReason, reason}
 	if err != nil {
 		args = append(args, "release_err", err.Error())
 	}
-	g.log.Info("closed", args...)
+	g.log.Info(logline.Closed, args...)
 }
 
 // readFrames reads client frames until the connection fails or a frame

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -75,15 +76,15 @@ func TestBadFrames(t *testing.T) {
 	// may never see the code: its unread pings make it answer into a socket
 	// the gateway has already dropped.)
 	attempt++
-	closedBefore := len(p.logs.events("closed"))
+	closedBefore := len(p.logs.events(logline.Closed))
 	if _, _, err := dial(ctx, p.addr, "u-000-d1", 0, attempt, false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Second, "mute client dropped", func() bool { return len(p.logs.events("closed")) > closedBefore })
+	waitFor(t, 3*time.Second, "mute client dropped", func() bool { return len(p.logs.events(logline.Closed)) > closedBefore })
 	if o := routeOf(t, s, "u-000-d1"); o != (store.Owner{}) {
 		t.Errorf("mute client's route kept: %+v", o)
 	}
-	if last := p.logs.events("closed")[closedBefore]; last.num("code") != float64(protocol.CloseIdle) || last["reason"] != "idle" {
+	if last := p.logs.events(logline.Closed)[closedBefore]; last.num(logline.KeyCode) != float64(protocol.CloseIdle) || last[logline.KeyReason] != "idle" {
 		t.Errorf("mute client closed as %v, want 4002 idle", last)
 	}
 	if _, _, err := dial(ctx, p.addr, "u-000-d1", 0, attempt+1, true); err != nil {

@@ -87,7 +87,7 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
-	log.Info(logline.Start, "gateway", cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
+	log.Info(logline.Start, logline.KeyGateway, cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
 		"ping_ms", cfg.Ping.Milliseconds(), "idle_ms", cfg.Idle.Milliseconds(), "admit_rate", cfg.AdmitRate,
 		"admit_burst", cfg.AdmitBurst, "source_rate", cfg.SourceRate, "source_burst", cfg.SourceBurst,
 		"retry_after_ms", cfg.RetryAfter.Milliseconds(), "abandoned", string(cfg.Abandoned),

@@ -1,8 +1,9 @@
-// Package logline is the contract of the gateway's log: the messages
-// (slog's "msg") of the JSON lines a harness reads to rebuild a storm's
-// timeline, and the keys those lines carry. The gateway logs with these
-// constants and stormsim calibrate reads them, as gateway/protocol is the
-// contract of the handshake; a reader treats a missing key as an error.
+// Package logline is the contract of the gateway's log: the message (slog's
+// "msg") of every JSON line the gateway writes and the keys those lines
+// carry. The gateway logs with these constants, its tests read them, and
+// stormsim calibrate rebuilds a storm's timeline from them, as
+// gateway/protocol is the contract of the handshake; a reader treats a
+// missing key as an error.
 package logline
 
 // Messages of the lifecycle lines: a process's life, its lease and sweeps,
@@ -70,6 +71,7 @@ const (
 
 // Keys.
 const (
+	KeyGateway        = "gateway"         // the logging gateway's id, on every line
 	KeyAddr           = "addr"            // host:port
 	KeyDevice         = "device"          // device id
 	KeyAttempt        = "attempt"         // the device's attempt counter (?attempt=)
