@@ -9,6 +9,7 @@ import (
 
 	"stormsim/gateway"
 	"stormsim/gateway/logline"
+	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/models"
 )
@@ -182,5 +183,48 @@ func TestDrainWaitsForClaimsInFlight(t *testing.T) {
 				t.Errorf("%d routes of the drained gateway left (%v): a claim committed after the drain's final delete", n, err)
 			}
 		})
+	}
+}
+
+// slowReregister delays every re-registration, as a loaded database would.
+type slowReregister struct {
+	gateway.Handshakes
+	delay time.Duration
+}
+
+func (s slowReregister) ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return store.ClaimResult{}, ctx.Err()
+	}
+	return s.Handshakes.ReregisterRoute(ctx, c)
+}
+
+// TestDrainDuringReregistration: a drain that begins while the gateway
+// re-registers its sessions after a lapse still tells every client goaway
+// and closes it with 1001: stopping the lease loop ends the
+// re-registration, it does not close the sessions it had not reached as if
+// their routes were lost (4003).
+func TestDrainDuringReregistration(t *testing.T) {
+	const n = 24
+	s, _ := setup(t, n)
+	cfg := testConfig("gw-drain-rereg")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: slowReregister{Handshakes: s, delay: 300 * time.Millisecond}, Leases: leases, Kicks: s})
+	clients := connectAll(t, p.addr, 0, n, 1)
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events(logline.LeaseLost)) > 0 })
+	leases.down.Store(false)
+	waitFor(t, 3*time.Second, "lease regained", func() bool { return len(p.logs.events(logline.LeaseRegained)) > 0 })
+	time.Sleep(100 * time.Millisecond) // the re-registration under way: 8 at a time, 300 ms each
+	if err := p.stop(t); err != nil {
+		t.Errorf("drain: %v", err)
+	}
+	for i, c := range clients {
+		if code := c.closeCode(t, 2*time.Second); code != protocol.CloseGoingAway || !c.goaway.Load() {
+			t.Errorf("client %d: closed with %v, goaway %v; want goaway then 1001", i, code, c.goaway.Load())
+		}
 	}
 }

@@ -199,7 +199,9 @@ func (g *Gateway) releaseOrphans(ctx context.Context) {
 // and was renewed: others may have swept them meanwhile. A connection whose
 // device has since been claimed by a newer handshake is closed with 4001; one
 // whose re-registration fails on the database is closed with 4003 (lease
-// lost), so no connection stays open without a route.
+// lost), so no connection stays open without a route. When ctx ends (the
+// lease loop stops for a drain) it stops and leaves the sessions to the
+// drain, which closes them with goaway and 1001.
 //
 // A lapse noticed while a re-registration runs makes it run again once
 // done: the routes it restored before the second lapse may have been swept
@@ -226,12 +228,17 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 	for range reregisterWorkers {
 		wg.Go(func() {
 			for c := range work {
+				if ctx.Err() != nil {
+					continue // the lease loop is stopping: the drain closes the session
+				}
 				rctx, cancel := context.WithTimeout(ctx, storeTimeout)
 				res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 					Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 				cancel()
 				outcome := logline.KeyKept
 				switch {
+				case err != nil && ctx.Err() != nil:
+					continue // stopped, not lost: the drain tells the client goaway
 				case err != nil:
 					outcome = logline.KeyClosedCount
 					c.terminate(protocol.CloseLeaseLost, "lease lost")
