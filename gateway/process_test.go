@@ -192,15 +192,27 @@ func withHost(t testing.TB, raw, hostport string) string {
 }
 
 // connectAll connects devices [from, to) to addr with the given attempt.
+// A 503 "lease lost" (a loaded machine stalled the gateway's renewals past
+// its lease; nothing was claimed) is retried for up to 5 s.
 func connectAll(t testing.TB, addr string, from, to int, attempt int64) []*client {
 	t.Helper()
 	out := make([]*client, 0, to-from)
 	for i := from; i < to; i++ {
-		c, resp, err := dial(context.Background(), addr, store.DeviceID(i), 0, attempt, true)
-		if err != nil {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			c, resp, err := dial(context.Background(), addr, store.DeviceID(i), 0, attempt, true)
+			if err == nil {
+				out = append(out, c)
+				break
+			}
+			if status(resp) == 503 && time.Now().Before(deadline) {
+				if body, _ := io.ReadAll(resp.Body); strings.Contains(string(body), "lease lost") {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+			}
 			t.Fatalf("connect device %d: %d %v", i, status(resp), err)
 		}
-		out = append(out, c)
 	}
 	return out
 }
