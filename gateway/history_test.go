@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -159,16 +160,18 @@ func TestHistory(t *testing.T) {
 //   - V6: a handshake sent 100 ms after drain_start is not admitted.
 func historyBoundsFor(pc procConfig) historyBounds {
 	period := models.LeasePeriod(pc.lease, pc.ping)
+	rate, burst := historyBucket(*historyDevices)
 	return historyBounds{lease: pc.lease, period: period, session: pc.lease + 2*period + time.Second,
-		reclaim: pc.lease + period + time.Second, rate: historyRate, burst: historyBurst, drainSlack: 100 * time.Millisecond}
+		reclaim: pc.lease + period + time.Second, rate: rate, burst: burst, drainSlack: 100 * time.Millisecond}
 }
 
-// Each gateway's admission bucket: 200 devices claiming about once every
-// two seconds, over three gateways, meet it now and then.
-const (
-	historyRate  = 15
-	historyBurst = 10
-)
+// historyBucket is each gateway's admission bucket, in handshakes per
+// second and handshakes: for every 200 devices (claiming about once every
+// two seconds, over three gateways) 15/s and 10, which they meet now and
+// then.
+func historyBucket(devices int) (rate, burst float64) {
+	return 15 * float64(devices) / 200, math.Ceil(10 * float64(devices) / 200)
+}
 
 func newHistoryRun(t *testing.T) *historyRun {
 	n := *historyDevices
@@ -214,7 +217,8 @@ func (r *historyRun) start(i int) error {
 	sl := r.slots[i]
 	pc := r.pc
 	pc.dbURL = withHost(r.t, pgtest.URL(r.t), sl.proxy.addr())
-	pc.extra = []string{"--listen", sl.addr, "--admit-rate", strconv.Itoa(historyRate), "--admit-burst", strconv.Itoa(historyBurst)}
+	rate, burst := historyBucket(*historyDevices)
+	pc.extra = []string{"--listen", sl.addr, "--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(int(burst))}
 	p := launchProc(r.t, r.schema, sl.id, pc)
 	deadline := time.Now().Add(30 * time.Second)
 	for len(p.logs.events(logline.Listening)) == 0 {
