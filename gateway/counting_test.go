@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"stormsim/gateway"
 	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
@@ -182,5 +184,50 @@ func TestClaimOvertakenDuringALapseCitesTheFloor(t *testing.T) {
 	}
 	if o := routeOf(t, s, "u-000-d1"); o.Conn != "other-1" {
 		t.Errorf("route %+v, want the newer claim's", o)
+	}
+}
+
+// gatedReregister holds every re-registration until gate is closed, and
+// says when the first one arrived.
+type gatedReregister struct {
+	gateway.Handshakes
+	arrived chan struct{}
+	once    sync.Once
+	gate    chan struct{}
+}
+
+func (g *gatedReregister) ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error) {
+	g.once.Do(func() { close(g.arrived) })
+	<-g.gate
+	return g.Handshakes.ReregisterRoute(ctx, c)
+}
+
+// TestSessionEndingDuringItsReregistration: a session that ends while the
+// gateway re-registers it after a lapse (its release runs before the
+// re-registration writes the route again) does not leave a route behind:
+// the device must not look online on a connection that is gone.
+func TestSessionEndingDuringItsReregistration(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-rereg-ended")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	hs := &gatedReregister{Handshakes: s, arrived: make(chan struct{}), gate: make(chan struct{})}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	c := connectAll(t, p.addr, 0, 1, 1)[0]
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+	leases.down.Store(false)
+	select {
+	case <-hs.arrived:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no re-registration")
+	}
+	c.ws.Close(websocket.StatusNormalClosure, "bye")
+	waitFor(t, 3*time.Second, "the session closed", func() bool { return len(p.logs.events(logline.Closed)) > 0 })
+	close(hs.gate)
+	waitFor(t, 3*time.Second, "the re-registration done", func() bool { return len(p.logs.events(logline.Reregistered)) > 0 })
+	time.Sleep(2 * cfg.Period()) // a release that follows would be done
+	if o := routeOf(t, s, "u-000-d1"); o != (store.Owner{}) {
+		t.Errorf("route %+v left for a session that ended during its re-registration", o)
 	}
 }

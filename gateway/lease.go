@@ -249,6 +249,9 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 					outcome = logline.KeyRestored
 					g.metrics.Claims.Add(1)
 				}
+				if res.Accepted && g.reg.get(c.id) == nil {
+					g.releaseEnded(c)
+				}
 				mu.Lock()
 				counts[outcome]++
 				mu.Unlock()
@@ -266,6 +269,18 @@ func (g *Gateway) reregisterAll(ctx context.Context) {
 	wg.Wait()
 	g.log.Info(logline.Reregistered, logline.KeyKept, counts[logline.KeyKept], logline.KeyRestored, counts[logline.KeyRestored],
 		logline.KeyReplaced, counts[logline.KeyReplaced], logline.KeyClosedCount, counts[logline.KeyClosedCount])
+}
+
+// releaseEnded deletes the route a re-registration wrote for a session
+// that ended while it ran: the session's own release may have come first.
+// (A session leaves the registry before its release, so a re-registration
+// that finds it gone after writing runs after that release, or before it.)
+func (g *Gateway) releaseEnded(c *conn) {
+	rctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
+	defer cancel()
+	if err := g.deps.Handshakes.ReleaseRoute(rctx, c.device, c.id); err != nil {
+		g.orphansSuspected.Store(true)
+	}
 }
 
 // reregisterOne restores one freshly claimed connection's route after the
