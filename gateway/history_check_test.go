@@ -137,8 +137,9 @@ type historyBounds struct {
 	drainSlack  time.Duration
 }
 
-// violation is one broken invariant.
-type violation struct{ inv, what string }
+// violation is one broken invariant; conn, if set, is the connection it
+// is about, whose gateway log lines the test prints.
+type violation struct{ inv, what, conn string }
 
 // historyStats are the figures a run reports beside its verdict.
 type historyStats struct {
@@ -192,7 +193,7 @@ func (h *history) faulted(gw int, from, to time.Duration) bool {
 func checkHistory(h *history, b historyBounds) ([]violation, historyStats) {
 	var out []violation
 	var st historyStats
-	add := func(inv, format string, args ...any) { out = append(out, violation{inv, fmt.Sprintf(format, args...)}) }
+	add := func(inv, format string, args ...any) { out = append(out, violation{inv, fmt.Sprintf(format, args...), ""}) }
 	claimOf := map[string]claimKey{} // conn -> its claim, from the hellos
 	for _, hs := range h.handshakes {
 		st.claims++
@@ -302,9 +303,22 @@ func checkHistory(h *history, b historyBounds) ([]violation, historyStats) {
 					open[s.conn] = true
 				}
 			}
+			seen := map[string]string{} // conn -> what its client saw
+			for _, hs := range h.handshakes {
+				if hs.conn != "" {
+					seen[hs.conn] = "101"
+				}
+			}
+			for _, s := range h.sessions {
+				seen[s.conn] = fmt.Sprintf("session open %v-%v, code %d, by its client %v", s.opened, s.closed, s.code, s.byClient)
+			}
 			for d, r := range last.rows {
 				if r.conn != "" && !open[r.conn] {
-					add("V1", "device %d: at rest its route %s on %s has no open session", d, r.conn, r.gateway)
+					what := seen[r.conn]
+					if what == "" {
+						what = "no hello for it"
+					}
+					out = append(out, violation{"V1", fmt.Sprintf("device %d: at rest its route %s on %s has no open session (%s)", d, r.conn, r.gateway, what), r.conn})
 				}
 			}
 			for _, s := range h.sessions {

@@ -143,6 +143,20 @@ func TestHistory(t *testing.T) {
 			break
 		}
 		t.Errorf("%s: %s", x.inv, x.what)
+		if x.conn != "" && i < 10 {
+			r.logConn(x.conn)
+		}
+	}
+}
+
+// logConn prints every gateway log line that names conn.
+func (r *historyRun) logConn(conn string) {
+	for _, hp := range r.procs {
+		for _, e := range hp.p.logs.events("") {
+			if e[logline.KeyConn] == conn {
+				r.t.Logf("  %s: %v", hp.p.id, e)
+			}
+		}
 	}
 }
 
