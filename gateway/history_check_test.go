@@ -91,8 +91,9 @@ type faultRecord struct {
 type procRecord struct {
 	gw          int
 	id          string
-	incarnation string    // conn id prefix of its connections ("" if it had none)
-	tokens      []float64 // ms since the process started, of every admission token taken (admitted, abandoned, wasted)
+	incarnation string        // conn id prefix of its connections ("" if it had none)
+	tokens      []float64     // ms since the process started, of every admission token taken (admitted, abandoned, wasted)
+	lapses      []faultRecord // the lapses it noticed itself (end -1: never regained)
 	killedAt    time.Duration
 	killed      bool
 	drain       *drainRecord
@@ -114,6 +115,7 @@ type history struct {
 	sessions   []sessRecord
 	polls      []poll
 	faults     []faultRecord
+	lapses     []faultRecord // the gateways' own, noticed lapses: a loaded machine stalls renewals too
 	procs      []procRecord
 	syncErrors []string // V5 breaks seen by the clients as they happened
 	finalSync  struct {
@@ -158,10 +160,11 @@ func incarnationOf(conn string) string {
 	return conn
 }
 
-// excusedWithin is how much of [from, to] lies inside gw's faults.
+// excusedWithin is how much of [from, to] lies inside gw's faults and the
+// lapses it noticed.
 func (h *history) excusedWithin(gw int, from, to time.Duration) time.Duration {
 	var spans [][2]time.Duration
-	for _, f := range h.faults {
+	for _, f := range h.excuses() {
 		if f.gw == gw && f.end > from && f.start < to {
 			spans = append(spans, [2]time.Duration{max(f.start, from), min(f.end, to)})
 		}
@@ -179,9 +182,20 @@ func (h *history) excusedWithin(gw int, from, to time.Duration) time.Duration {
 	return total
 }
 
-// faulted reports whether any fault of gw overlaps [from, to].
+// excuses are the injected faults and the lapses the gateways noticed.
+func (h *history) excuses() []faultRecord {
+	out := slices.Clone(h.faults)
+	for _, l := range h.lapses {
+		if l.end >= 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// faulted reports whether any fault or noticed lapse of gw overlaps [from, to].
 func (h *history) faulted(gw int, from, to time.Duration) bool {
-	for _, f := range h.faults {
+	for _, f := range h.excuses() {
 		if f.gw == gw && f.end >= from && f.start <= to {
 			return true
 		}
@@ -193,7 +207,9 @@ func (h *history) faulted(gw int, from, to time.Duration) bool {
 func checkHistory(h *history, b historyBounds) ([]violation, historyStats) {
 	var out []violation
 	var st historyStats
-	add := func(inv, format string, args ...any) { out = append(out, violation{inv, fmt.Sprintf(format, args...), ""}) }
+	add := func(inv, format string, args ...any) {
+		out = append(out, violation{inv, fmt.Sprintf(format, args...), ""})
+	}
 	claimOf := map[string]claimKey{} // conn -> its claim, from the hellos
 	for _, hs := range h.handshakes {
 		st.claims++
@@ -288,12 +304,20 @@ func checkHistory(h *history, b historyBounds) ([]violation, historyStats) {
 		flush(lastBad, why)
 	}
 
+	// A lapse a gateway noticed excuses what it does until it is regained:
+	// one never regained while the process ran is a gateway that gave up.
+	for _, l := range h.lapses {
+		if l.end < 0 {
+			add("V1", "%s lapsed at %v and never regained its lease while it ran", h.gateways[l.gw], l.start)
+		}
+	}
+
 	// V1 at rest: after the last fault, once the sessions had b.session to
 	// settle, every route belongs to an open session.
 	if n := len(h.polls); n > 0 {
 		last := h.polls[n-1]
 		lastFault := time.Duration(0)
-		for _, f := range h.faults {
+		for _, f := range h.excuses() {
 			lastFault = max(lastFault, f.end)
 		}
 		if last.start > lastFault+b.session {
@@ -586,6 +610,14 @@ func TestHistoryChecks(t *testing.T) {
 			h.faults = append(h.faults, faultRecord{gw: 0, kind: "cut", start: ms(1500), end: ms(9000)})
 		}, ""},
 		{"a session without its route", func(h *history) { from(h, 0, 3000, func(r *pollRow) { r.conn, r.gateway = "", "" }) }, "V1"},
+		{"a session without its route while its gateway lapsed", func(h *history) {
+			from(h, 0, 3000, func(r *pollRow) { r.conn, r.gateway = "", "" })
+			from(h, 0, 8000, func(r *pollRow) { r.conn, r.gateway = "c-0-1", "gw-a" })
+			h.lapses = append(h.lapses, faultRecord{gw: 0, kind: "lapse", start: ms(2500), end: ms(7000)})
+		}, ""},
+		{"a lapse never regained", func(h *history) {
+			h.lapses = append(h.lapses, faultRecord{gw: 0, kind: "lapse", start: ms(2500), end: -1})
+		}, "V1"},
 		{"a route's version goes back", func(h *history) {
 			from(h, 0, 2000, func(r *pollRow) { r.version, r.floorVersion = 3, 3 })
 			from(h, 0, 4000, func(r *pollRow) { r.version = 2 })

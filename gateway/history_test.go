@@ -129,7 +129,11 @@ func TestHistory(t *testing.T) {
 	}
 	t.Logf("history: %d gateways, %d devices, %v of faults, seed %d, %v in all; load %s before, %s after",
 		*historyGateways, *historyDevices, *historyDuration, *historySeed, time.Since(started).Round(time.Second), load, loadAverage())
-	t.Logf("faults injected: %d %v", len(r.h.faults), faults)
+	var lapsed time.Duration
+	for _, l := range r.h.lapses {
+		lapsed += max(0, l.end-l.start)
+	}
+	t.Logf("faults injected: %d %v; lapses the gateways noticed: %d, %v in all", len(r.h.faults), faults, len(r.h.lapses), lapsed.Round(time.Millisecond))
 	t.Logf("claims checked: %d (101: %d, 409: %d, 429: %d); sessions %d; polls %d (%d floor, %d route observations, %d conns unknown); V3 checks %d (slowest reclaim %v); V4 windows %d; drains %d; final sync %d devices to head %d",
 		st.claims, st.accepted, st.refused409, st.refused429, st.sessionChecks, len(r.h.polls), st.floorChecks, st.routeChecks,
 		st.unknownConns, st.reclaimChecks, st.worstReclaim.Round(time.Millisecond), st.windowChecks, st.drainChecks,
@@ -294,13 +298,41 @@ func (r *historyRun) run() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, hp := range r.procs {
-		r.h.procs = append(r.h.procs, hp.record(r.slots[hp.gw].id))
+		pr := hp.record(r.slots[hp.gw].id, r.t0, r.pc.lease)
+		r.h.procs = append(r.h.procs, pr)
+		r.h.lapses = append(r.h.lapses, pr.lapses...)
 	}
 }
 
-// record reads a process's log into its procRecord.
-func (hp *historyProc) record(id string) procRecord {
+// record reads a process's log into its procRecord: its admission tokens,
+// its incarnation, and the lapses it noticed on its own (lease_lost, from
+// the lease's local expiry, to lease_regained); t0 is the history's start.
+func (hp *historyProc) record(id string, t0 time.Time, lease time.Duration) procRecord {
 	pr := procRecord{gw: hp.gw, id: id, killed: hp.killed, killedAt: hp.killedAt, drain: hp.drain}
+	var open *faultRecord
+	for _, e := range hp.p.logs.events("") {
+		switch e["msg"] {
+		case logline.LeaseLost:
+			since := time.Duration(e.num(logline.KeySinceRenewMs)) * time.Millisecond
+			at := e.time().Sub(t0)
+			open = &faultRecord{gw: hp.gw, kind: "lapse", start: at - since + lease, end: -1}
+		case logline.LeaseRegained:
+			if open != nil {
+				open.end = e.time().Sub(t0)
+				pr.lapses = append(pr.lapses, *open)
+				open = nil
+			}
+		}
+	}
+	if open != nil { // the process ended lapsed: killed or drained meanwhile, or never regained
+		switch {
+		case hp.killed:
+			open.end = hp.killedAt
+		case hp.drain != nil:
+			open.end = hp.drain.signalled
+		}
+		pr.lapses = append(pr.lapses, *open)
+	}
 	for _, msg := range []string{logline.Admitted, logline.Abandoned, logline.ClaimWasted} {
 		for _, e := range hp.p.logs.events(msg) {
 			pr.tokens = append(pr.tokens, e.num(logline.KeyTokenMs))
@@ -664,13 +696,18 @@ func (r *historyRun) finalSync() {
 }
 
 // faultSchedule injects faults for d: every 0.4-1.6 s, on a gateway not
-// already in a fault, while at least one other gateway is free of them.
+// already in a fault, while at least one other gateway is free of them. A
+// gateway gets no fault for the session bound and 1.5 s after its last
+// ended, so that how it recovers is seen after every fault, not hidden by
+// the next.
 func (r *historyRun) faultSchedule(d time.Duration) {
+	cooldown := historyBoundsFor(r.pc).session + 1500*time.Millisecond
+	cooling := make([]atomic.Bool, len(r.slots))
 	rng := rand.New(rand.NewPCG(*historySeed, 0x4157))
 	kinds := []struct {
 		name   string
 		weight int
-	}{{"kill", 2}, {"pause", 2}, {"drain", 2}, {"cut", 2}, {"hold", 2}, {"delay", 1}, {"cut, then slow", 4}}
+	}{{"kill", 2}, {"pause", 2}, {"drain", 2}, {"cut", 2}, {"hold", 2}, {"delay", 1}, {"cut, then slow", 6}, {"hold for a lease", 3}}
 	total := 0
 	for _, k := range kinds {
 		total += k.weight
@@ -682,9 +719,10 @@ func (r *historyRun) faultSchedule(d time.Duration) {
 		busy := 0
 		var free []int
 		for i := range r.slots {
-			if r.faulted[i].Load() {
+			switch {
+			case r.faulted[i].Load():
 				busy++
-			} else {
+			case !cooling[i].Load():
 				free = append(free, i)
 			}
 		}
@@ -705,9 +743,12 @@ func (r *historyRun) faultSchedule(d time.Duration) {
 		// on the seed alone.
 		a, b, c := rng.Float64(), rng.Float64(), rng.Float64()
 		r.faulted[gw].Store(true)
+		cooling[gw].Store(true)
 		running.Go(func() {
-			defer r.faulted[gw].Store(false)
 			r.inject(gw, kind, a, b, c)
+			r.faulted[gw].Store(false)
+			time.Sleep(cooldown)
+			cooling[gw].Store(false)
 		})
 	}
 	running.Wait()
@@ -770,6 +811,17 @@ func (r *historyRun) inject(gw int, kind string, a, b, c float64) {
 		f.detail = d.Round(time.Millisecond).String()
 	case "hold":
 		d := between(a, 300*time.Millisecond, 2500*time.Millisecond)
+		sl.proxy.setHold(true)
+		time.Sleep(d)
+		sl.proxy.setHold(false)
+		f.detail = d.Round(time.Millisecond).String()
+	case "hold for a lease":
+		// The renewal held since the period after the last one times out
+		// half a lease later; the next is sent at once, before the lease
+		// lapses on the gateway's clock, and the hold's end (a lease and
+		// a little after it began) lets it run after it lapsed in the
+		// database.
+		d := between(a, r.pc.lease*28/30, r.pc.lease)
 		sl.proxy.setHold(true)
 		time.Sleep(d)
 		sl.proxy.setHold(false)
