@@ -70,12 +70,14 @@ type historyRun struct {
 	faulted []atomic.Bool
 }
 
-// historySlot is one gateway: a fixed id and address, restarted in place,
-// reaching PostgreSQL through its own proxy.
+// historySlot is one gateway: a fixed id and address (moved only if
+// another process takes its port), restarted in place, reaching PostgreSQL
+// through its own proxy.
 type historySlot struct {
-	id, addr string
-	proxy    *tcpProxy
-	cur      atomic.Pointer[historyProc]
+	id    string
+	addr  atomic.Pointer[string]
+	proxy *tcpProxy
+	cur   atomic.Pointer[historyProc]
 }
 
 // historyProc is one process of a slot.
@@ -214,7 +216,9 @@ func newHistoryRun(t *testing.T) *historyRun {
 	u, _ := url.Parse(dbURL)
 	r.faulted = make([]atomic.Bool, *historyGateways)
 	for i := range *historyGateways {
-		sl := &historySlot{id: "gw-h-" + string(rune('a'+i)), addr: freeAddr(t), proxy: startProxy(t, u.Host)}
+		sl := &historySlot{id: "gw-h-" + string(rune('a'+i)), proxy: startProxy(t, u.Host)}
+		addr := freeAddr(t)
+		sl.addr.Store(&addr)
 		r.slots = append(r.slots, sl)
 		r.h.gateways = append(r.h.gateways, sl.id)
 	}
@@ -230,32 +234,50 @@ func newHistoryRun(t *testing.T) *historyRun {
 	return r
 }
 
-// start launches slot i's gateway and waits for it to listen.
+// start launches slot i's gateway and waits for it to listen. The machine
+// is shared: if another process took the slot's port while the gateway was
+// down, the slot moves to a free one (the devices read the address at every
+// handshake).
 func (r *historyRun) start(i int) error {
 	sl := r.slots[i]
 	pc := r.pc
 	pc.dbURL = withHost(r.t, pgtest.URL(r.t), sl.proxy.addr())
 	rate, burst := historyBucket(*historyDevices)
-	pc.extra = []string{"--listen", sl.addr, "--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(int(burst))}
-	p := launchProc(r.t, r.schema, sl.id, pc)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(p.logs.events(logline.Listening)) == 0 {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("%s exited before listening", sl.id)
-		default:
+	for try := 0; ; try++ {
+		addr := *sl.addr.Load()
+		pc.extra = []string{"--listen", addr, "--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(int(burst))}
+		p := launchProc(r.t, r.schema, sl.id, pc)
+		deadline := time.Now().Add(30 * time.Second)
+		exited := false
+		for !exited && len(p.logs.events(logline.Listening)) == 0 {
+			select {
+			case <-p.exited:
+				exited = true
+			default:
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s not listening after 30 s", sl.id)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening after 30 s", sl.id)
+		if exited {
+			p.logs.mu.Lock()
+			inUse := strings.Contains(p.logs.buf.String(), "address already in use")
+			p.logs.mu.Unlock()
+			if inUse && try < 3 {
+				next := freeAddr(r.t)
+				sl.addr.Store(&next)
+				continue
+			}
+			return fmt.Errorf("%s exited before listening on %s", sl.id, addr)
 		}
-		time.Sleep(20 * time.Millisecond)
+		hp := &historyProc{gw: i, p: p}
+		r.mu.Lock()
+		r.procs = append(r.procs, hp)
+		r.mu.Unlock()
+		sl.cur.Store(hp)
+		return nil
 	}
-	hp := &historyProc{gw: i, p: p}
-	r.mu.Lock()
-	r.procs = append(r.procs, hp)
-	r.mu.Unlock()
-	sl.cur.Store(hp)
-	return nil
 }
 
 // run is the whole history: devices, poller, appender, faults, then a
@@ -478,7 +500,7 @@ func (r *historyRun) claim(ctx context.Context, d *historyDevice, gw int, c clai
 	hctx, cancel := context.WithTimeout(ctx, historyHandshake)
 	defer cancel()
 	rec := hsRecord{dev: d.i, gw: gw, claim: c, sentWall: time.Now(), sent: r.since()}
-	ws, resp, err := websocket.Dial(hctx, handshakeURL(r.slots[gw].addr, c.epoch, c.attempt),
+	ws, resp, err := websocket.Dial(hctx, handshakeURL(*r.slots[gw].addr.Load(), c.epoch, c.attempt),
 		&websocket.DialOptions{HTTPHeader: bearer(d.id), HTTPClient: r.http})
 	rec.answered = r.since()
 	switch {
