@@ -108,6 +108,19 @@ type historySession struct {
 	pending []int64 // the after of each sync sent and not yet answered
 }
 
+// answered takes the cursor of the oldest sync not yet answered (-1 if
+// none): the gateway answers a session's syncs in order.
+func (sess *historySession) answered() int64 {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if len(sess.pending) == 0 {
+		return -1
+	}
+	after := sess.pending[0]
+	sess.pending = sess.pending[1:]
+	return after
+}
+
 func (r *historyRun) since() time.Duration { return time.Since(r.t0) }
 
 // TestHistory drives several gateway processes, each behind its own
@@ -589,12 +602,7 @@ func (r *historyRun) readSession(d *historyDevice, sess *historySession) {
 		case protocol.TypeError:
 			var e protocol.Error
 			json.Unmarshal(data, &e)
-			sess.mu.Lock()
-			after := int64(-1)
-			if len(sess.pending) > 0 {
-				after, sess.pending = sess.pending[0], sess.pending[1:]
-			}
-			sess.mu.Unlock()
+			after := sess.answered()
 			if !strings.Contains(e.Message, "retry") {
 				r.syncError(fmt.Sprintf("device %d: sync after %d answered %q", d.i, after, e.Message))
 				continue
@@ -605,12 +613,7 @@ func (r *historyRun) readSession(d *historyDevice, sess *historySession) {
 		case protocol.TypeEvents:
 			var ev protocol.Events
 			json.Unmarshal(data, &ev)
-			sess.mu.Lock()
-			after := int64(-1)
-			if len(sess.pending) > 0 {
-				after, sess.pending = sess.pending[0], sess.pending[1:]
-			}
-			sess.mu.Unlock()
+			after := sess.answered()
 			if problem := syncProblem(after, ev); problem != "" {
 				r.syncError(fmt.Sprintf("device %d: sync after %d: %s", d.i, after, problem))
 				continue
