@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -60,8 +61,8 @@ func TestAdmissionBound(t *testing.T) {
 		return
 	}
 	var tokens []float64 // ms since gateway start
-	for _, e := range p.logs.events("admitted") {
-		tokens = append(tokens, e.num("token_ms"))
+	for _, e := range p.logs.events(logline.Admitted) {
+		tokens = append(tokens, e.num(logline.KeyTokenMs))
 	}
 	sort.Float64s(tokens)
 	if len(tokens) != devices {

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -164,7 +166,7 @@ func TestDescriptorExhaustionIsLoud(t *testing.T) {
 	g := startProc(t, schema, "gw-emfile", pc)
 	keepAlives(t, g.addr, 200, 2*time.Second)
 	waitFor(t, 3*time.Second, "accept_failed warning", func() bool {
-		for _, e := range g.logs.events("accept_failed") {
+		for _, e := range g.logs.events(logline.AcceptFailed) {
 			if e["level"] == "WARN" {
 				return true
 			}
@@ -173,5 +175,47 @@ func TestDescriptorExhaustionIsLoud(t *testing.T) {
 	})
 	if n := g.metric(t, "gateway_descriptors_exhausted_total"); n == 0 {
 		t.Errorf("gateway_descriptors_exhausted_total = 0")
+	}
+}
+
+// headOfSize sends GET /healthz with a padding header that makes the
+// request line and headers exactly size bytes, final blank line included,
+// and returns the status.
+func headOfSize(t testing.TB, addr string, size int) int {
+	t.Helper()
+	const prefix, pad = "GET /healthz HTTP/1.1\r\nHost: x\r\n", "X-Pad: "
+	fill := size - len(prefix) - len(pad) - len("\r\n\r\n")
+	if fill < 0 {
+		t.Fatalf("head of %d bytes is too small", size)
+	}
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	head := prefix + pad + strings.Repeat("a", fill) + "\r\n\r\n"
+	if _, err := io.WriteString(nc, head); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatalf("head of %d bytes: %v", size, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestRequestHeadLimit: a request's line and headers may take 16 KiB, as
+// documented, and not more (net/http allows MaxHeaderBytes plus 4 KiB).
+func TestRequestHeadLimit(t *testing.T) {
+	s, _ := setup(t, 0)
+	p := startInproc(t, testConfig("gw-head"), depsOf(t, s))
+	for _, c := range []struct {
+		size, status int
+	}{{1 << 10, 200}, {16<<10 - 1, 200}, {16 << 10, 200}, {16<<10 + 1, 431}, {20_000, 431}} {
+		if got := headOfSize(t, p.addr, c.size); got != c.status {
+			t.Errorf("head of %d bytes: status %d, want %d", c.size, got, c.status)
+		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -113,9 +118,9 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond) // the claim is under way
 	leases.down.Store(true)
-	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events("lease_lost")) > 0 })
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events(logline.LeaseLost)) > 0 })
 	leases.down.Store(false)
-	waitFor(t, 3*time.Second, "re-registration", func() bool { return len(p.logs.events("reregistered")) > 0 })
+	waitFor(t, 3*time.Second, "re-registration", func() bool { return len(p.logs.events(logline.Reregistered)) > 0 })
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("handshake: %v", r.err)
@@ -125,7 +130,7 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 		t.Fatalf("session closed right after its hello: %v", r.c.closeErr)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if e := p.logs.events("reregistered")[0]; e.num("replaced") != 0 || e.num("closed") != 0 {
+	if e := p.logs.events(logline.Reregistered)[0]; e.num(logline.KeyReplaced) != 0 || e.num(logline.KeyClosedCount) != 0 {
 		t.Errorf("reregistered %v: the claim in flight was counted", e)
 	}
 	if got := p.g.Metrics().ReplacedClosed.Load(); got != 0 {
@@ -133,5 +138,96 @@ func TestLeaseLapseDuringClaimKeepsTheConnection(t *testing.T) {
 	}
 	if o := routeOf(t, s, "u-000-d1"); o.Conn != r.c.hello.Conn {
 		t.Errorf("route %+v, want the session's %s", o, r.c.hello.Conn)
+	}
+}
+
+// claimThenLapse runs each claim, then (once) makes the gateway's lease
+// lapse and a newer claim of the same device win on another gateway before
+// the claim returns: the handshake's re-registration then finds the floor
+// moved on.
+type claimThenLapse struct {
+	gateway.Handshakes
+	once  sync.Once
+	lapse func()
+}
+
+func (c *claimThenLapse) AuthenticateAndClaim(ctx context.Context, cl store.Claim, token string) (store.ClaimResult, error) {
+	r, err := c.Handshakes.AuthenticateAndClaim(ctx, cl, token)
+	c.once.Do(c.lapse)
+	return r, err
+}
+
+// TestClaimOvertakenDuringALapseCitesTheFloor: a claim accepted while the
+// lease lapsed, and overtaken by a newer claim before it could re-register,
+// is refused with a 409 that, like every other 409, cites the recorded
+// claim that beat it.
+func TestClaimOvertakenDuringALapseCitesTheFloor(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-overtaken")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	var p *inproc
+	hs := &claimThenLapse{Handshakes: s, lapse: func() {
+		leases.down.Store(true)
+		waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+		if _, err := s.ClaimRoute(context.Background(), store.Claim{Device: "u-000-d1", Gateway: "gw-other", Conn: "other-1", Epoch: 0, Attempt: 7}); err != nil {
+			t.Error(err)
+		}
+		leases.down.Store(false)
+	}}
+	p = startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-000-d1:"+store.DeviceToken("u-000-d1"))
+	resp, body := rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=3", h)
+	if resp.StatusCode != protocol.StatusConflict || !strings.Contains(body, "(install_epoch 0, attempt 3)") ||
+		!strings.Contains(body, "recorded (0, 7)") {
+		t.Errorf("overtaken claim answered %d %q, want 409 citing the recorded (0, 7)", resp.StatusCode, body)
+	}
+	if o := routeOf(t, s, "u-000-d1"); o.Conn != "other-1" {
+		t.Errorf("route %+v, want the newer claim's", o)
+	}
+}
+
+// gatedReregister holds every re-registration until gate is closed, and
+// says when the first one arrived.
+type gatedReregister struct {
+	gateway.Handshakes
+	arrived chan struct{}
+	once    sync.Once
+	gate    chan struct{}
+}
+
+func (g *gatedReregister) ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error) {
+	g.once.Do(func() { close(g.arrived) })
+	<-g.gate
+	return g.Handshakes.ReregisterRoute(ctx, c)
+}
+
+// TestSessionEndingDuringItsReregistration: a session that ends while the
+// gateway re-registers it after a lapse (its release runs before the
+// re-registration writes the route again) does not leave a route behind:
+// the device must not look online on a connection that is gone.
+func TestSessionEndingDuringItsReregistration(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-rereg-ended")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	hs := &gatedReregister{Handshakes: s, arrived: make(chan struct{}), gate: make(chan struct{})}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	c := connectAll(t, p.addr, 0, 1, 1)[0]
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+	leases.down.Store(false)
+	select {
+	case <-hs.arrived:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no re-registration")
+	}
+	c.ws.Close(websocket.StatusNormalClosure, "bye")
+	waitFor(t, 3*time.Second, "the session closed", func() bool { return len(p.logs.events(logline.Closed)) > 0 })
+	close(hs.gate)
+	waitFor(t, 3*time.Second, "the re-registration done", func() bool { return len(p.logs.events(logline.Reregistered)) > 0 })
+	time.Sleep(2 * cfg.Period()) // a release that follows would be done
+	if o := routeOf(t, s, "u-000-d1"); o != (store.Owner{}) {
+		t.Errorf("route %+v left for a session that ended during its re-registration", o)
 	}
 }

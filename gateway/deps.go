@@ -14,7 +14,7 @@ type Handshakes interface {
 	// one round trip. Cancelling ctx abandons the claim only while it waits
 	// for a database connection; once sent, the claim completes.
 	AuthenticateAndClaim(ctx context.Context, c store.Claim, token string) (store.ClaimResult, error)
-	ReregisterRoute(ctx context.Context, c store.Claim) (ok bool, version int64, err error)
+	ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error)
 	ReleaseRoute(ctx context.Context, device, conn string) error
 	EventsAfter(ctx context.Context, device, conv string, after int64, page store.Page) ([]protocol.Event, int64, error)
 }

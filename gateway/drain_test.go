@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
+	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
+	"stormsim/models"
 )
 
 // slowRelease answers ReleaseRoute after delay, as a loaded database would,
@@ -87,14 +90,14 @@ func TestDrainLeftoverCountsOnlyRoutesNobodyReleased(t *testing.T) {
 					t.Errorf("client %d still open after the drain", i)
 				}
 			}
-			done := p.logs.events("drain_done")
+			done := p.logs.events(logline.DrainDone)
 			if len(done) != 1 {
 				t.Fatalf("drain_done lines: %v, want one", done)
 			}
 			leases.mu.Lock()
 			held, deleted := leases.held, leases.deleted
 			leases.mu.Unlock()
-			logged := int64(done[0].num("leftover_routes"))
+			logged := int64(done[0].num(logline.KeyLeftoverRoutes))
 			if logged != deleted || held != deleted || logged != int64(c.failing) {
 				t.Errorf("leftover_routes %d, final release deleted %d of %d held; want all %d",
 					logged, deleted, held, c.failing)
@@ -125,7 +128,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	for _, c := range connectAll(t, p.addr, 0, clients, 1) {
 		c.ws.CloseNow()
 	}
-	waitFor(t, 3*time.Second, "sessions closed", func() bool { return len(p.logs.events("closed")) == clients })
+	waitFor(t, 3*time.Second, "sessions closed", func() bool { return len(p.logs.events(logline.Closed)) == clients })
 	within := 2*cfg.Period() + time.Second
 	waitFor(t, within, "orphan routes released", func() bool {
 		n, err := s.RouteCount(context.Background(), cfg.ID)
@@ -133,5 +136,95 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 	})
 	if got := p.g.Metrics().OrphansReleased.Load(); got != failing {
 		t.Errorf("orphan routes released %d, want %d", got, failing)
+	}
+}
+
+// TestDrainWaitsForClaimsInFlight: a claim that takes longer than the
+// drain's grace and forced-close wait together (its device's floor row is
+// locked by another transaction) but less than the store timeout still
+// completes before the drain's final delete: the drain waits for it, and no
+// route of the gateway outlives the drain. In both abandoned modes: the
+// claim is sent before the drain starts, so nothing cancels it.
+func TestDrainWaitsForClaimsInFlight(t *testing.T) {
+	for _, mode := range []models.Abandoned{models.AbandonedSkip, models.AbandonedServe} {
+		t.Run(string(mode), func(t *testing.T) {
+			s, _ := setup(t, 1)
+			ctx := context.Background()
+			cfg := testConfig("gw-drain-claim")
+			cfg.DrainGrace, cfg.Abandoned = 200*time.Millisecond, mode
+			const claimTakes = 2500 * time.Millisecond // > grace + the 1 s forced-close wait, < the 5 s store timeout
+			p := startInproc(t, cfg, depsOf(t, s))
+			tx, err := s.Pool().Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO route_floor (device_id) VALUES ('u-000-d1')`); err != nil {
+				tx.Rollback(ctx)
+				t.Fatal(err)
+			}
+			committed := make(chan struct{})
+			time.AfterFunc(claimTakes, func() { tx.Commit(ctx); close(committed) })
+			defer func() { <-committed }()
+			go dial(ctx, p.addr, "u-000-d1", 0, 1, true)
+			waitFor(t, 2*time.Second, "the claim under way", func() bool { return p.g.Metrics().ClaimsInflight.Load() == 1 })
+			if err := p.stop(t); err != nil {
+				t.Errorf("drain: %v", err)
+			}
+			// Once Run returns the process exits: nothing that is still
+			// running would release what it claims.
+			if n := p.g.Metrics().ClaimsInflight.Load(); n != 0 {
+				t.Errorf("%d claims still running after the drain", n)
+			}
+			waitFor(t, claimTakes+time.Second, "the claim done", func() bool {
+				f, err := s.Floors(ctx, []string{"u-000-d1"})
+				return err == nil && f["u-000-d1"].Attempt == 1
+			})
+			if n, err := s.RouteCount(ctx, cfg.ID); err != nil || n != 0 {
+				t.Errorf("%d routes of the drained gateway left (%v): a claim committed after the drain's final delete", n, err)
+			}
+		})
+	}
+}
+
+// slowReregister delays every re-registration, as a loaded database would.
+type slowReregister struct {
+	gateway.Handshakes
+	delay time.Duration
+}
+
+func (s slowReregister) ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return store.ClaimResult{}, ctx.Err()
+	}
+	return s.Handshakes.ReregisterRoute(ctx, c)
+}
+
+// TestDrainDuringReregistration: a drain that begins while the gateway
+// re-registers its sessions after a lapse still tells every client goaway
+// and closes it with 1001: stopping the lease loop ends the
+// re-registration, it does not close the sessions it had not reached as if
+// their routes were lost (4003).
+func TestDrainDuringReregistration(t *testing.T) {
+	const n = 24
+	s, _ := setup(t, n)
+	cfg := testConfig("gw-drain-rereg")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: slowReregister{Handshakes: s, delay: 300 * time.Millisecond}, Leases: leases, Kicks: s})
+	clients := connectAll(t, p.addr, 0, n, 1)
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return len(p.logs.events(logline.LeaseLost)) > 0 })
+	leases.down.Store(false)
+	waitFor(t, 3*time.Second, "lease regained", func() bool { return len(p.logs.events(logline.LeaseRegained)) > 0 })
+	time.Sleep(100 * time.Millisecond) // the re-registration under way: 8 at a time, 300 ms each
+	if err := p.stop(t); err != nil {
+		t.Errorf("drain: %v", err)
+	}
+	for i, c := range clients {
+		if code := c.closeCode(t, 2*time.Second); code != protocol.CloseGoingAway || !c.goaway.Load() {
+			t.Errorf("client %d: closed with %v, goaway %v; want goaway then 1001", i, code, c.goaway.Load())
+		}
 	}
 }

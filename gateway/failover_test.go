@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/models"
@@ -34,13 +35,13 @@ func TestSIGKILLRoutesReclaimedWithinLeaseBound(t *testing.T) {
 	time.Sleep(3 * pc.ping) // a steady renew rhythm before the kill
 	killed := time.Now()
 	a.signal(t, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "gw-b sweeps gw-a", func() bool { return len(b.logs.events("sweep_reclaimed")) > 0 })
-	e := b.logs.events("sweep_reclaimed")[0]
+	waitFor(t, 5*time.Second, "gw-b sweeps gw-a", func() bool { return len(b.logs.events(logline.SweepReclaimed)) > 0 })
+	e := b.logs.events(logline.SweepReclaimed)[0]
 	took := e.time().Sub(killed)
 	period := models.LeasePeriod(pc.lease, pc.ping)
 	lo, hi := models.ReclaimBound(pc.lease, period, period)
 	t.Logf("kill to reclaim: %v (window [%v, %v] + %v slack)", took, lo, hi, reclaimSlack)
-	if e["dead_gateway"] != "gw-a" || e.num("count") != 20 {
+	if e[logline.KeyDeadGateway] != "gw-a" || e.num(logline.KeyCount) != 20 {
 		t.Errorf("sweep line %v, want gw-a count 20", e)
 	}
 	if took < lo-reclaimSlack || took > hi+reclaimSlack {
@@ -109,7 +110,7 @@ func TestSIGTERMDrain(t *testing.T) {
 	if err := s.Pool().QueryRow(ctx, `SELECT lease_until <= clock_timestamp() FROM gateways WHERE gateway_id = 'gw-drain'`).Scan(&expired); err != nil || !expired {
 		t.Errorf("lease not expired after drain: %v %v", expired, err)
 	}
-	order := []string{"drain_start", "drain_done", "exit"}
+	order := []string{logline.DrainStart, logline.DrainDone, logline.Exit}
 	var prev time.Time
 	for _, msg := range order {
 		ev := g.logs.events(msg)
@@ -118,7 +119,7 @@ func TestSIGTERMDrain(t *testing.T) {
 		}
 		prev = ev[0].time()
 	}
-	if done := g.logs.events("drain_done")[0]; done.num("goaway") != float64(n+1+len(late)) || done.num("leftover_routes") != 0 {
+	if done := g.logs.events(logline.DrainDone)[0]; done.num(logline.KeyGoaway) != float64(n+1+len(late)) || done.num(logline.KeyLeftoverRoutes) != 0 {
 		t.Errorf("drain_done %v, want goaway = %d and leftover_routes = 0 (every session released its own)", done, n+1+len(late))
 	}
 }
@@ -142,9 +143,9 @@ func TestReplacedAcrossGateways(t *testing.T) {
 			t.Errorf("device %d: new connection closed", i)
 		}
 	}
-	for _, k := range a.logs.events("kicked") {
-		if k["source"] != "notify" {
-			t.Errorf("kick via %v, want notify", k["source"])
+	for _, k := range a.logs.events(logline.Kicked) {
+		if k[logline.KeySource] != "notify" {
+			t.Errorf("kick via %v, want notify", k[logline.KeySource])
 		}
 	}
 	if got := b.metric(t, "gateway_kicks_sent_total"); got != 3 {

@@ -26,7 +26,7 @@ type Gateway struct {
 	metrics    *Metrics
 	admit      *admitter
 	sources    *sourceLimiter // nil without Config.SourceRate
-	claims     claimGate
+	slots      slotQueue
 	reg        *registry
 	rejections rejectionCounts
 	syncSlots  chan struct{}
@@ -35,13 +35,14 @@ type Gateway struct {
 	incarnation string    // random per process: conn ids are never reused; the lease's owner
 	connSeq     atomic.Int64
 
-	lastRenew        atomic.Int64 // monotonic ns when the last successful renew was sent
-	leaseLosses      atomic.Int64 // times the lease lapsed, so a claim can tell it lapsed meanwhile
-	lease            leaseState   // owned by the lease loop
-	listening        atomic.Bool
-	reregistering    atomic.Bool
-	orphansSuspected atomic.Bool // a route release failed: look for orphan routes
-	goawaySent       atomic.Int64
+	lastRenew         atomic.Int64 // monotonic ns when the last successful renew was sent
+	leaseLosses       atomic.Int64 // times the lease lapsed, so a claim can tell it lapsed meanwhile
+	lease             leaseState   // owned by the lease loop
+	listening         atomic.Bool
+	reregistering     atomic.Bool // a re-registration pass is running
+	reregisterPending atomic.Bool // a lapse asks for another pass
+	orphansSuspected  atomic.Bool // a route release failed: look for orphan routes
+	goawaySent        atomic.Int64
 
 	refusedAnswer []byte // what a TCP connection over Config.MaxConns gets
 
@@ -66,7 +67,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{
 		cfg:           cfg,
 		deps:          deps,
-		log:           log.With("gateway", cfg.ID),
+		log:           log.With(logline.KeyGateway, cfg.ID),
 		metrics:       &Metrics{},
 		admit:         newAdmitter(cfg.admission(), start),
 		sources:       newSourceLimiter(cfg.SourceRate, cfg.SourceBurst, start),
@@ -79,7 +80,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Gateway, error) {
 		cancel:        cancel,
 		stopped:       make(chan error, 1),
 	}
-	g.claims = claimGate{slots: make(chan struct{}, cfg.ClaimConcurrency), limit: int64(cfg.MaxClaimsInflight),
+	g.slots = slotQueue{slots: make(chan struct{}, cfg.ClaimConcurrency), limit: int64(cfg.MaxClaimsInflight),
 		waiting: &g.metrics.ClaimsWaiting, inflight: &g.metrics.ClaimsInflight}
 	g.metrics.MaxConns.Store(int64(cfg.MaxConns))
 	return g, nil
@@ -149,7 +150,7 @@ func (g *Gateway) Run(ctx context.Context, ln net.Listener) error {
 	case err := <-served:
 		stopErr = fmt.Errorf("serve: %w", err)
 	case stopErr = <-g.stopped:
-		g.log.Error("stopping", "err", stopErr.Error())
+		g.log.Error(logline.Stopping, "err", stopErr.Error())
 	}
 	err := g.drain(func() { stopLeaseLoop(); <-leaseDone }, errors.Is(stopErr, errLeaseTaken))
 	srv.Close()
@@ -162,9 +163,12 @@ const (
 	// readHeaderTimeout bounds how long a client may take to send its
 	// request headers.
 	readHeaderTimeout = 5 * time.Second
-	// maxHeaderBytes bounds a request's line and headers; a handshake needs
-	// well under 1 KiB.
-	maxHeaderBytes = 16 << 10
+	// maxRequestHead bounds a request's line and headers together; a
+	// handshake needs well under 1 KiB.
+	maxRequestHead = 16 << 10
+	// maxHeaderBytes is http.Server.MaxHeaderBytes for maxRequestHead:
+	// net/http reads up to MaxHeaderBytes plus 4096 bytes of slack.
+	maxHeaderBytes = maxRequestHead - 4096
 )
 
 // ErrIDInUse is returned by Run when another live process holds the
@@ -199,7 +203,7 @@ func (g *Gateway) firstLease(ctx context.Context) error {
 		case err == nil:
 			if heldSince < 0 {
 				heldSince = sent
-				g.log.Warn("lease_held", "lease_ms", g.cfg.Lease.Milliseconds())
+				g.log.Warn(logline.LeaseHeld, "lease_ms", g.cfg.Lease.Milliseconds())
 			}
 			if sent-heldSince > g.cfg.Lease+2*g.cfg.Period() {
 				return fmt.Errorf("%w: %q is still leased after %v; choose another --id or stop the other gateway",

@@ -40,6 +40,13 @@ func reject(status int, reason, message string) *rejection {
 	return &rejection{status: status, reason: reason, message: message}
 }
 
+// notNewer is the 409 of a claim that the recorded floor beats, citing it.
+func notNewer(epoch, attempt int64, floor store.Floor, why string) *rejection {
+	return reject(protocol.StatusConflict, reason409, fmt.Sprintf(
+		"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)%s",
+		epoch, attempt, floor.Epoch, floor.Attempt, why))
+}
+
 // storeUnavailable answers a database error with 503 + Retry-After.
 func storeUnavailable(err error) *rejection {
 	return &rejection{status: protocol.StatusServiceUnavailable, reason: reasonStore,
@@ -50,7 +57,14 @@ func storeUnavailable(err error) *rejection {
 // request that websocket.Accept would refuse, so that nothing is claimed for
 // a handshake that cannot be upgraded. It mirrors coder/websocket's
 // verifyClientRequest and its same-host Origin rule
-// (TestCheckUpgradeAgreesWithTheLibrary holds them together).
+// (TestCheckUpgradeAgreesWithTheLibrary holds them together). It also
+// refuses, with 400, a request with a body (Transfer-Encoding, or a
+// Content-Length above 0), which the library would accept but net/http
+// cannot answer with 101: it reads the rest of a request's body before it
+// writes the response's header, so the upgrade would wait for a body the
+// client never sends, with the claim made and the live session kicked. A
+// WebSocket handshake has no body (RFC 6455 4.1; content in a GET has no
+// defined meaning, RFC 9110 9.3.1).
 func checkUpgrade(r *http.Request) *rejection {
 	if !r.ProtoAtLeast(1, 1) {
 		return &rejection{status: protocol.StatusUpgradeRequired, reason: reason426, message: "WebSocket needs HTTP/1.1", upgrade: true}
@@ -63,6 +77,9 @@ func checkUpgrade(r *http.Request) *rejection {
 	}
 	if r.Method != http.MethodGet {
 		return reject(protocol.StatusMethodNotAllowed, reason405, "a WebSocket handshake is a GET")
+	}
+	if r.ContentLength != 0 {
+		return reject(protocol.StatusBadRequest, reason400, "a WebSocket handshake has no body (no Transfer-Encoding, no Content-Length above 0)")
 	}
 	if r.Header.Get("Sec-WebSocket-Version") != "13" {
 		return reject(protocol.StatusBadRequest, reason400, "Sec-WebSocket-Version must be 13")
@@ -152,6 +169,9 @@ func visibleASCII(s string, max int, colon bool) bool {
 
 // claimValue parses query parameter key as an integer in [0, max]; def (if
 // >= 0) is used when the parameter is absent, otherwise it is required.
+// Only the canonical form is accepted ("5", not "+5", "05" or "-0"), so that
+// one claim has one spelling: two requests that read differently in a log,
+// a proxy's or a harness's record are two different claims.
 func claimValue(q map[string][]string, key string, def, max int64) (int64, error) {
 	vs, ok := q[key]
 	if !ok {
@@ -164,8 +184,8 @@ func claimValue(q map[string][]string, key string, def, max int64) (int64, error
 		return 0, &paramError{key, "must be given once", strings.Join(vs, ",")}
 	}
 	v, err := strconv.ParseInt(vs[0], 10, 64)
-	if err != nil || v < 0 || v > max {
-		return 0, &paramError{key, fmt.Sprintf("must be an integer in [0, %d]", max), vs[0]}
+	if err != nil || v < 0 || v > max || vs[0] != strconv.FormatInt(v, 10) {
+		return 0, &paramError{key, fmt.Sprintf("must be an integer in [0, %d], in decimal digits without a sign or leading zeros", max), vs[0]}
 	}
 	return v, nil
 }
@@ -220,9 +240,9 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, reject(protocol.StatusTooManyRequests, reason429, "no admission token")
 	}
 	wait := g.claimWaitContext(ctx)
-	if err := g.claims.enter(wait); err != nil {
+	if err := g.slots.enter(wait); err != nil {
 		switch {
-		case errors.Is(err, errClaimsQueueFull):
+		case errors.Is(err, errQueueFull):
 			return nil, reject(protocol.StatusServiceUnavailable, reasonBusy, "too many handshakes waiting for their claim")
 		case g.cfg.Abandoned == models.AbandonedSkip && ctx.Err() != nil:
 			g.abandoned(hs, at)
@@ -230,7 +250,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		}
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
-	defer g.claims.leave()
+	defer g.slots.leave()
 	cctx, cancel := context.WithTimeout(wait, storeTimeout)
 	defer cancel()
 	c := newConn(g.newConnID(), hs.device, hs.epoch, hs.attempt)
@@ -257,9 +277,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, reject(protocol.StatusUnauthorized, reason401, "unknown device or wrong token")
 	case !res.Accepted:
 		g.reg.remove(c)
-		return nil, &rejection{status: protocol.StatusConflict, reason: reason409, message: fmt.Sprintf(
-			"claim (install_epoch %d, attempt %d) not newer than the recorded (%d, %d)",
-			hs.epoch, hs.attempt, res.Floor.Epoch, res.Floor.Attempt)}
+		return nil, notNewer(hs.epoch, hs.attempt, res.Floor, "")
 	}
 	c.version.Store(res.Version)
 	c.claimed.Store(true)
@@ -274,7 +292,7 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	}
 	if ctx.Err() != nil {
 		g.metrics.ClaimsWasted.Add(1)
-		g.log.Info(logline.ClaimWasted, logline.KeyDevice, c.device, "conn", c.id, logline.KeyAttempt, c.attempt,
+		g.log.Info(logline.ClaimWasted, logline.KeyDevice, c.device, logline.KeyConn, c.id, logline.KeyAttempt, c.attempt,
 			"version", res.Version, logline.KeyTokenMs, float64(at)/1e6)
 		go g.endSession(c, -1, "client left before its claim completed")
 		return nil, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -71,6 +72,11 @@ func TestHandshakeRejections(t *testing.T) {
 		{"attempt negative", "GET", ws + "?attempt=-1", fresh, 400, "400", 0, 0, "u-001-d1"},
 		{"attempt beyond int64", "GET", ws + "?attempt=9223372036854775808", fresh, 400, "400", 0, 0, "u-001-d1"},
 		{"attempt given twice", "GET", ws + "?attempt=1&attempt=2", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt with a plus sign", "GET", ws + "?attempt=%2B5", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt with a leading zero", "GET", ws + "?attempt=007", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt minus zero", "GET", ws + "?attempt=-0", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"attempt empty", "GET", ws + "?attempt=", fresh, 400, "400", 0, 0, "u-001-d1"},
+		{"install_epoch with a leading zero", "GET", ws + "?attempt=1&install_epoch=01", fresh, 400, "400", 0, 0, "u-001-d1"},
 		{"install_epoch malformed", "GET", ws + "?attempt=1&install_epoch=1.5", fresh, 400, "400", 0, 0, "u-001-d1"},
 		{"no Authorization", "GET", ws + "?attempt=1", wsHeaders(), 401, "401", 0, 0, "u-001-d1"},
 		{"Authorization not Bearer", "GET", ws + "?attempt=1", auth("Basic dTp0"), 401, "401", 0, 0, "u-001-d1"},
@@ -132,7 +138,11 @@ func assertTokensLeft(t *testing.T, p *inproc, n int) {
 // newer attempt that cannot be upgraded is refused with the status the
 // WebSocket library would answer, before any claim: the device's live
 // session is not kicked, its route, floor and version stay, no admission
-// token is spent, and the refusal is counted.
+// token is spent, and the refusal is counted. A handshake with a body
+// (chunked, or a Content-Length above 0, sent or not) is one of them: the
+// HTTP server reads a request's body before it writes the 101, so it would
+// wait for a body the client never sends after the claim had kicked the
+// live session.
 func TestRefusedUpgradeChangesNothing(t *testing.T) {
 	s, _ := setup(t, 1)
 	counting := &countingStore{Handshakes: s}
@@ -148,18 +158,23 @@ func TestRefusedUpgradeChangesNothing(t *testing.T) {
 		name   string
 		method string
 		header http.Header
+		body   string
 		status int
 	}{
-		{"no Sec-WebSocket-Key", "GET", withHeader(valid, "Sec-WebSocket-Key"), 400},
-		{"Sec-WebSocket-Key not 16 bytes", "GET", withHeader(valid, "Sec-WebSocket-Key", "c2hvcnQ="), 400},
-		{"foreign Origin", "GET", withHeader(valid, "Origin", "http://evil.example"), 403},
-		{"POST", "POST", valid, 405},
-		{"version 8", "GET", withHeader(valid, "Sec-WebSocket-Version", "8"), 400},
-		{"no Connection: Upgrade", "GET", withHeader(valid, "Connection", "keep-alive"), 426},
-		{"no Upgrade: websocket", "GET", withHeader(valid, "Upgrade", "h2c"), 426},
+		{"chunked, no body", "GET", withHeader(valid, "Transfer-Encoding", "chunked"), "", 400},
+		{"chunked, an empty body", "GET", withHeader(valid, "Transfer-Encoding", "chunked"), "0\r\n\r\n", 400},
+		{"Content-Length 5, no body", "GET", withHeader(valid, "Content-Length", "5"), "", 400},
+		{"Content-Length 5 and its body", "GET", withHeader(valid, "Content-Length", "5"), "hello", 400},
+		{"no Sec-WebSocket-Key", "GET", withHeader(valid, "Sec-WebSocket-Key"), "", 400},
+		{"Sec-WebSocket-Key not 16 bytes", "GET", withHeader(valid, "Sec-WebSocket-Key", "c2hvcnQ="), "", 400},
+		{"foreign Origin", "GET", withHeader(valid, "Origin", "http://evil.example"), "", 403},
+		{"POST", "POST", valid, "", 405},
+		{"version 8", "GET", withHeader(valid, "Sec-WebSocket-Version", "8"), "", 400},
+		{"no Connection: Upgrade", "GET", withHeader(valid, "Connection", "keep-alive"), "", 426},
+		{"no Upgrade: websocket", "GET", withHeader(valid, "Upgrade", "h2c"), "", 426},
 	}
 	for i, c := range cases {
-		resp, _ := rawRequest(t, p.addr, c.method, protocol.Path+"?attempt="+strconv.Itoa(2+i), c.header)
+		resp, _ := rawRequestBody(t, p.addr, c.method, protocol.Path+"?attempt="+strconv.Itoa(2+i), c.header, c.body)
 		if resp.StatusCode != c.status {
 			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
 		}
@@ -225,9 +240,9 @@ func TestCredentialSyntax(t *testing.T) {
 	if got := p.g.Metrics().Rejected("store"); got != 0 {
 		t.Errorf("rejected{reason=store} = %d, want 0: malformed credentials raised a database alarm", got)
 	}
-	for _, e := range p.logs.events("admitted") {
-		if e["device"] != "u-000-d1" {
-			t.Errorf("admitted device %q, want u-000-d1", e["device"])
+	for _, e := range p.logs.events(logline.Admitted) {
+		if e[logline.KeyDevice] != "u-000-d1" {
+			t.Errorf("admitted device %q, want u-000-d1", e[logline.KeyDevice])
 		}
 	}
 	waitFor(t, 3*time.Second, "raw sessions ended", func() bool { return p.g.Connections() == 0 })
@@ -292,7 +307,7 @@ func TestEchoedValuesAreTruncated(t *testing.T) {
 	if resp.StatusCode != 400 || len(body) > 300 || !strings.Contains(body, "12000 bytes") {
 		t.Errorf("status %d, body of %d bytes %q, want 400 naming the value's length in under 300 bytes", resp.StatusCode, len(body), body[:min(len(body), 200)])
 	}
-	lines := p.logs.events("rejected")
+	lines := p.logs.events(logline.Rejected)
 	if len(lines) != 1 {
 		t.Fatalf("%d rejected lines, want 1", len(lines))
 	}
@@ -316,10 +331,10 @@ func TestRejectionsSummarized(t *testing.T) {
 		rawRequest(t, p.addr, "GET", protocol.Path+"?attempt=1", h)
 		rawRequest(t, p.addr, "GET", protocol.Path, wsHeaders())
 	}
-	waitFor(t, 3*gateway.RejectionSummaryEvery, "a rejections line", func() bool { return len(p.logs.events("rejections")) > 0 })
+	waitFor(t, 3*gateway.RejectionSummaryEvery, "a rejections line", func() bool { return len(p.logs.events(logline.Rejections)) > 0 })
 	time.Sleep(gateway.RejectionSummaryEvery) // any straggler's line
 	var got401, got400 float64
-	for _, e := range p.logs.events("rejections") {
+	for _, e := range p.logs.events(logline.Rejections) {
 		by, _ := e["by_reason"].(map[string]any)
 		f401, _ := by["401"].(float64)
 		f400, _ := by["400"].(float64)
@@ -329,7 +344,7 @@ func TestRejectionsSummarized(t *testing.T) {
 		t.Errorf("summaries count 401=%v 400=%v, want %d each", got401, got400, n)
 	}
 	var info int
-	for _, e := range p.logs.events("rejected") {
+	for _, e := range p.logs.events(logline.Rejected) {
 		if e["level"] == "INFO" {
 			info++
 		}
@@ -421,7 +436,7 @@ func TestRestartReleasesOwnStaleRoutes(t *testing.T) {
 	if o := routeOf(t, s, store.DeviceID(1)); o.Gateway != "gw-other" {
 		t.Errorf("another gateway's route touched: %+v", o)
 	}
-	if ev := p.logs.events("stale_routes_released"); len(ev) != 1 || ev[0].num("count") != 1 {
+	if ev := p.logs.events(logline.StaleRoutesReleased); len(ev) != 1 || ev[0].num(logline.KeyCount) != 1 {
 		t.Errorf("stale_routes_released lines %v, want one with count 1", ev)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"stormsim/gateway"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
@@ -105,12 +106,12 @@ func startInproc(t testing.TB, cfg gateway.Config, deps gateway.Deps) *inproc {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &inproc{g: g, addr: ln.Addr().String(), logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- g.Run(ctx, ln) }()
-	waitFor(t, 10*time.Second, "listening", func() bool { return len(logs.events("listening")) > 0 })
+	waitFor(t, 10*time.Second, "listening", func() bool { return len(logs.events(logline.Listening)) > 0 })
 	t.Cleanup(func() {
 		p.stop(t)
 		if t.Failed() {
 			for _, e := range logs.events("") {
-				if e["level"] != "INFO" || e["msg"] == "lease_regained" || e["msg"] == "sweep_paused" {
+				if e["level"] != "INFO" || e["msg"] == logline.LeaseRegained || e["msg"] == logline.SweepPaused {
 					t.Logf("%s: %v", cfg.ID, e)
 				}
 			}
@@ -315,9 +316,22 @@ func rawRequest(t testing.TB, addr, method, target string, h http.Header) (*http
 	return rawRequestFrom(t, "", addr, method, target, h)
 }
 
+// rawRequestBody is rawRequest with body written after the headers as it
+// is (framing it is the caller's: Content-Length or chunks), answered
+// within 3 s.
+func rawRequestBody(t testing.TB, addr, method, target string, h http.Header, body string) (*http.Response, string) {
+	t.Helper()
+	return rawExchange(t, "", addr, method, target, h, body, 3*time.Second)
+}
+
 // rawRequestFrom is rawRequest from a chosen local IP address (any
 // 127.0.0.0/8 address is loopback on Linux), to play several sources.
 func rawRequestFrom(t testing.TB, localIP, addr, method, target string, h http.Header) (*http.Response, string) {
+	t.Helper()
+	return rawExchange(t, localIP, addr, method, target, h, "", 10*time.Second)
+}
+
+func rawExchange(t testing.TB, localIP, addr, method, target string, h http.Header, body string, within time.Duration) (*http.Response, string) {
 	t.Helper()
 	d := net.Dialer{Timeout: 5 * time.Second}
 	if localIP != "" {
@@ -328,7 +342,7 @@ func rawRequestFrom(t testing.TB, localIP, addr, method, target string, h http.H
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	nc.SetDeadline(time.Now().Add(within))
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, target, addr)
 	for k, vs := range h {
@@ -337,6 +351,7 @@ func rawRequestFrom(t testing.TB, localIP, addr, method, target string, h http.H
 		}
 	}
 	b.WriteString("\r\n")
+	b.WriteString(body)
 	if _, err := nc.Write(b.Bytes()); err != nil {
 		t.Fatal(err)
 	}
@@ -344,9 +359,9 @@ func rawRequestFrom(t testing.TB, localIP, addr, method, target string, h http.H
 	if err != nil {
 		t.Fatalf("%s %.80s: %v", method, target, err)
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	return resp, string(body)
+	return resp, string(answer)
 }
 
 // withHeader returns h with key set to the given values (none deletes it).

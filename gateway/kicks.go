@@ -67,7 +67,7 @@ func (g *Gateway) onKick(k store.Kick) {
 func (g *Gateway) closeReplaced(c *conn, source string) {
 	if c.terminate(protocol.CloseReplaced, "replaced") {
 		g.metrics.ReplacedClosed.Add(1)
-		g.log.Info("kicked", "device", c.device, "conn", c.id, "source", source)
+		g.log.Info(logline.Kicked, logline.KeyDevice, c.device, logline.KeyConn, c.id, logline.KeySource, source)
 	}
 }
 

@@ -57,10 +57,7 @@ func (g *Gateway) leaseLoop(ctx context.Context) {
 func (g *Gateway) leaseTick(ctx context.Context) {
 	s := &g.lease
 	if !s.lost && g.leaseExpired() {
-		s.lost = true
-		g.leaseLosses.Add(1)
-		g.metrics.LeaseLost.Add(1)
-		g.log.Warn(logline.LeaseLost, "since_renew_ms", (g.mono() - time.Duration(g.lastRenew.Load())).Milliseconds())
+		g.loseLease(g.mono()-time.Duration(g.lastRenew.Load()), 0)
 	}
 	renewed, taken := g.renew(ctx)
 	if taken {
@@ -87,14 +84,36 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	g.sources.prune()
 }
 
+// loseLease records that the lease lapsed, or may have lapsed in the
+// database: the gateway answers 503 until it renews, and a claim that was
+// running meanwhile re-registers itself. since is the time from the last
+// successful renewal's send to the moment the lapse was noticed; late, if
+// not 0, is the round trip of the renewal that noticed it.
+func (g *Gateway) loseLease(since, late time.Duration) {
+	g.lease.lost = true
+	g.leaseLosses.Add(1)
+	g.metrics.LeaseLost.Add(1)
+	args := []any{logline.KeySinceRenewMs, since.Milliseconds()}
+	if late > 0 {
+		args = append(args, logline.KeyLateRenewalMs, late.Milliseconds())
+	}
+	g.log.Warn(logline.LeaseLost, args...)
+}
+
 // renew extends the lease; it may take up to half a lease (the loop then
 // skips ticks) before it counts as failed. The local lease clock starts when
 // the renew is sent, which is no later than the database's
 // clock_timestamp() in it, so the local view of expiry is never later than
-// the database's. A gap of more than two periods between successful renews
-// is a stall (database outage, pause): sweeping then waits one lease, so
-// that gateways that were cut off the same way get to renew before anyone
-// sweeps them. taken reports that another process holds this id's lease.
+// the database's. The other side of that bound: the database ran a renewal
+// no later than its completion, so one that completes a lease or more after
+// the previous renewal was sent may have run after the lease had lapsed
+// there, and another gateway may have swept this one's routes in between;
+// it counts as a lapse (the loop then re-registers), whatever the local
+// clock said when it was sent. A gap of more than two periods between
+// successful renews is a stall (database outage, pause): sweeping then
+// waits one lease, so that gateways that were cut off the same way get to
+// renew before anyone sweeps them. taken reports that another process holds
+// this id's lease.
 func (g *Gateway) renew(ctx context.Context) (renewed, taken bool) {
 	s := &g.lease
 	sent := g.mono()
@@ -113,12 +132,18 @@ func (g *Gateway) renew(ctx context.Context) (renewed, taken bool) {
 		return false, false
 	}
 	s.renewFailing = false
-	prev := time.Duration(g.lastRenew.Swap(int64(sent)))
+	done := g.mono()
+	prev := time.Duration(g.lastRenew.Load())
+	if !s.lost && done-prev >= g.cfg.Lease {
+		// Before lastRenew moves on: a claim running now must see the loss.
+		g.loseLease(done-prev, done-sent)
+	}
+	g.lastRenew.Store(int64(sent))
 	if sent-prev > 2*g.cfg.Period() {
 		s.skipSweepUntil = sent + g.cfg.Lease
-		g.log.Info(logline.SweepPaused, "renew_gap_ms", (sent - prev).Milliseconds(), "for_ms", g.cfg.Lease.Milliseconds())
+		g.log.Info(logline.SweepPaused, logline.KeyRenewGapMs, (sent - prev).Milliseconds(), "for_ms", g.cfg.Lease.Milliseconds())
 	}
-	g.log.Debug("lease_renewed", "latency_ms", float64(g.mono()-sent)/1e6)
+	g.log.Debug(logline.LeaseRenewed, "latency_ms", float64(done-sent)/1e6)
 	return true, false
 }
 
@@ -167,19 +192,35 @@ func (g *Gateway) releaseOrphans(ctx context.Context) {
 		return
 	}
 	g.metrics.OrphansReleased.Add(n)
-	g.log.Info("orphan_routes_released", "count", n)
+	g.log.Info(logline.OrphanRoutesReleased, logline.KeyCount, n)
 }
 
 // reregister restores the routes of live connections after the lease lapsed
 // and was renewed: others may have swept them meanwhile. A connection whose
 // device has since been claimed by a newer handshake is closed with 4001; one
 // whose re-registration fails on the database is closed with 4003 (lease
-// lost), so no connection stays open without a route.
+// lost), so no connection stays open without a route. When ctx ends (the
+// lease loop stops for a drain) it stops and leaves the sessions to the
+// drain, which closes them with goaway and 1001.
+//
+// A lapse noticed while a re-registration runs makes it run again once
+// done: the routes it restored before the second lapse may have been swept
+// again.
 func (g *Gateway) reregister(ctx context.Context) {
-	if !g.reregistering.CompareAndSwap(false, true) {
-		return
+	g.reregisterPending.Store(true)
+	for g.reregisterPending.Load() {
+		if !g.reregistering.CompareAndSwap(false, true) {
+			return // the running one sees the pending request
+		}
+		for g.reregisterPending.Swap(false) {
+			g.reregisterAll(ctx)
+		}
+		g.reregistering.Store(false)
 	}
-	defer g.reregistering.Store(false)
+}
+
+// reregisterAll is one pass of reregister over the registered connections.
+func (g *Gateway) reregisterAll(ctx context.Context) {
 	var mu sync.Mutex
 	counts := map[string]int{}
 	work := make(chan *conn)
@@ -187,21 +228,29 @@ func (g *Gateway) reregister(ctx context.Context) {
 	for range reregisterWorkers {
 		wg.Go(func() {
 			for c := range work {
+				if ctx.Err() != nil {
+					continue // the lease loop is stopping: the drain closes the session
+				}
 				rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-				ok, v, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
+				res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 					Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 				cancel()
-				outcome := "kept"
+				outcome := logline.KeyKept
 				switch {
+				case err != nil && ctx.Err() != nil:
+					continue // stopped, not lost: the drain tells the client goaway
 				case err != nil:
-					outcome = "closed"
+					outcome = logline.KeyClosedCount
 					c.terminate(protocol.CloseLeaseLost, "lease lost")
-				case !ok:
-					outcome = "replaced"
+				case !res.Accepted:
+					outcome = logline.KeyReplaced
 					g.closeReplaced(c, "reregister")
-				case v != c.version.Swap(v):
-					outcome = "restored"
+				case res.Version != c.version.Swap(res.Version):
+					outcome = logline.KeyRestored
 					g.metrics.Claims.Add(1)
+				}
+				if res.Accepted && g.reg.get(c.id) == nil {
+					g.releaseEnded(c)
 				}
 				mu.Lock()
 				counts[outcome]++
@@ -218,8 +267,20 @@ func (g *Gateway) reregister(ctx context.Context) {
 	}
 	close(work)
 	wg.Wait()
-	g.log.Info("reregistered", "kept", counts["kept"], "restored", counts["restored"],
-		"replaced", counts["replaced"], "closed", counts["closed"])
+	g.log.Info(logline.Reregistered, logline.KeyKept, counts[logline.KeyKept], logline.KeyRestored, counts[logline.KeyRestored],
+		logline.KeyReplaced, counts[logline.KeyReplaced], logline.KeyClosedCount, counts[logline.KeyClosedCount])
+}
+
+// releaseEnded deletes the route a re-registration wrote for a session
+// that ended while it ran: the session's own release may have come first.
+// (A session leaves the registry before its release, so a re-registration
+// that finds it gone after writing runs after that release, or before it.)
+func (g *Gateway) releaseEnded(c *conn) {
+	rctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
+	defer cancel()
+	if err := g.deps.Handshakes.ReleaseRoute(rctx, c.device, c.id); err != nil {
+		g.orphansSuspected.Store(true)
+	}
 }
 
 // reregisterOne restores one freshly claimed connection's route after the
@@ -227,17 +288,17 @@ func (g *Gateway) reregister(ctx context.Context) {
 // handshake (the conn is then released).
 func (g *Gateway) reregisterOne(c *conn) *rejection {
 	rctx, cancel := context.WithTimeout(g.ctx, storeTimeout)
-	ok, v, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
+	res, err := g.deps.Handshakes.ReregisterRoute(rctx, store.Claim{
 		Device: c.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: c.epoch, Attempt: c.attempt})
 	cancel()
 	switch {
 	case err != nil:
 		go g.endSession(c, -1, "claim failed")
 		return storeUnavailable(err)
-	case !ok:
+	case !res.Accepted:
 		go g.endSession(c, -1, "replaced during the claim")
-		return reject(protocol.StatusConflict, reason409, "a newer claim was accepted while this one ran")
+		return notNewer(c.epoch, c.attempt, res.Floor, "; it was accepted, then overtaken while the lease lapsed")
 	}
-	c.version.Store(v)
+	c.version.Store(res.Version)
 	return nil
 }

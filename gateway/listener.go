@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"stormsim/gateway/logline"
 )
 
 const (
@@ -164,7 +166,7 @@ func (l *capListener) warnAccept(err error) {
 	if time.Since(l.lastWarn) < acceptWarnEvery {
 		return
 	}
-	l.g.log.Warn("accept_failed", "err", err.Error(), "count", l.suppressed,
+	l.g.log.Warn(logline.AcceptFailed, "err", err.Error(), logline.KeyCount, l.suppressed,
 		"open", l.open.Load(), "max_conns", l.max)
 	l.lastWarn, l.suppressed = time.Now(), 0
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"stormsim/gateway/logline"
 )
 
 // duplicateKeys walks one JSON value token by token and returns every key
@@ -98,7 +100,7 @@ func TestLogLinesHaveUniqueKeys(t *testing.T) {
 	connectAll(t, a.addr, 0, 2, 1)
 	connectAll(t, b.addr, 2, 3, 1)
 	a.signal(t, syscall.SIGKILL)
-	waitFor(t, 5*time.Second, "gw-b sweeps gw-a", func() bool { return len(b.logs.events("sweep_reclaimed")) > 0 })
+	waitFor(t, 5*time.Second, "gw-b sweeps gw-a", func() bool { return len(b.logs.events(logline.SweepReclaimed)) > 0 })
 	b.signal(t, syscall.SIGTERM)
 	if code := b.wait(t, 10*time.Second); code != 0 {
 		t.Errorf("gw-b exit code %d, want 0", code)
@@ -118,12 +120,12 @@ func TestLogLinesHaveUniqueKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, msg := range []string{"start", "listening", "sweep_reclaimed", "drain_start", "drain_done", "exit"} {
+	for _, msg := range []string{logline.Start, logline.Listening, logline.SweepReclaimed, logline.DrainStart, logline.DrainDone, logline.Exit} {
 		if len(b.logs.events(msg)) == 0 {
 			t.Errorf("gw-b never logged %s: the check above did not cover it", msg)
 		}
 	}
-	if e := b.logs.events("sweep_reclaimed"); len(e) > 0 && (e[0]["gateway"] != "gw-b" || e[0]["dead_gateway"] != "gw-a") {
+	if e := b.logs.events(logline.SweepReclaimed); len(e) > 0 && (e[0][logline.KeyGateway] != "gw-b" || e[0][logline.KeyDeadGateway] != "gw-a") {
 		t.Errorf("sweep_reclaimed %v, want gateway gw-b (the sweeper) and dead_gateway gw-a", e[0])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/store"
 	"stormsim/internal/pgtest"
 )
@@ -89,9 +90,9 @@ func startProc(t testing.TB, schema, id string, pc procConfig) *proc {
 			t.Fatalf("%s exited early: %s", id, p.logs.buf.String())
 		default:
 		}
-		return len(p.logs.events("listening")) > 0
+		return len(p.logs.events(logline.Listening)) > 0
 	})
-	p.addr = p.logs.events("listening")[0]["addr"].(string)
+	p.addr = p.logs.events(logline.Listening)[0]["addr"].(string)
 	return p
 }
 
@@ -132,7 +133,7 @@ func launchProc(t testing.TB, schema, id string, pc procConfig) *proc {
 		<-p.exited
 		if t.Failed() {
 			for _, e := range p.logs.events("") {
-				if e["msg"] != "admitted" && e["msg"] != "closed" && e["msg"] != "goaway_sent" {
+				if e["msg"] != logline.Admitted && e["msg"] != logline.Closed && e["msg"] != logline.GoawaySent {
 					t.Logf("%s: %v", id, e)
 				}
 			}
@@ -191,15 +192,27 @@ func withHost(t testing.TB, raw, hostport string) string {
 }
 
 // connectAll connects devices [from, to) to addr with the given attempt.
+// A 503 "lease lost" (a loaded machine stalled the gateway's renewals past
+// its lease; nothing was claimed) is retried for up to 5 s.
 func connectAll(t testing.TB, addr string, from, to int, attempt int64) []*client {
 	t.Helper()
 	out := make([]*client, 0, to-from)
 	for i := from; i < to; i++ {
-		c, resp, err := dial(context.Background(), addr, store.DeviceID(i), 0, attempt, true)
-		if err != nil {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			c, resp, err := dial(context.Background(), addr, store.DeviceID(i), 0, attempt, true)
+			if err == nil {
+				out = append(out, c)
+				break
+			}
+			if status(resp) == 503 && time.Now().Before(deadline) {
+				if body, _ := io.ReadAll(resp.Body); strings.Contains(string(body), "lease lost") {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+			}
 			t.Fatalf("connect device %d: %d %v", i, status(resp), err)
 		}
-		out = append(out, c)
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func (g *Gateway) summarizeRejections(ctx context.Context) {
 			for _, reason := range slices.Sorted(maps.Keys(counts)) {
 				attrs = append(attrs, slog.Int64(reason, counts[reason]))
 			}
-			g.log.Info("rejections", "interval_ms", RejectionSummaryEvery.Milliseconds(), slog.Group("by_reason", attrs...))
+			g.log.Info(logline.Rejections, "interval_ms", RejectionSummaryEvery.Milliseconds(), slog.Group("by_reason", attrs...))
 		}
 	}
 	for {
@@ -91,7 +91,7 @@ func (g *Gateway) writeRejection(w http.ResponseWriter, r *http.Request, rej *re
 		g.rejections.add(rej.reason)
 	}
 	if g.log.Enabled(r.Context(), level) {
-		args := []any{logline.KeyStatus, rej.status, "reason", rej.reason, "cause", rej.message, logline.KeyDevice, rej.device, "remote", r.RemoteAddr}
+		args := []any{logline.KeyStatus, rej.status, logline.KeyReason, rej.reason, "cause", rej.message, logline.KeyDevice, rej.device, "remote", r.RemoteAddr}
 		if rej.detail != "" {
 			args = append(args, "err", rej.detail)
 		}

@@ -50,6 +50,11 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "Upgrade")
 			w.Header().Set("Upgrade", "websocket")
 		}
+		if r.ContentLength != 0 {
+			// Otherwise net/http would read the request's body before
+			// answering, and a client that sent none would never be answered.
+			w.Header().Set("Connection", "close")
+		}
 		g.writeRejection(w, r, rej)
 		return
 	}
@@ -64,14 +69,14 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request) {
 	g.metrics.Handshake.Observe(time.Since(began))
 	if err != nil {
 		g.metrics.rejectedCounter(reasonUpgrade).Add(1)
-		g.log.Warn("upgrade_failed", "device", c.device, "conn", c.id, "err", err.Error())
+		g.log.Warn(logline.UpgradeFailed, logline.KeyDevice, c.device, logline.KeyConn, c.id, "err", err.Error())
 		g.endSession(c, -1, "upgrade failed")
 		return
 	}
 	c.lastSeen.Store(int64(g.mono())) // the idle clock starts with the connection, not before the claim
 	c.bind(ws, hw.conn)
 	g.metrics.Admitted.Add(1)
-	g.log.Info(logline.Admitted, logline.KeyDevice, c.device, "conn", c.id, "version", c.version.Load(),
+	g.log.Info(logline.Admitted, logline.KeyDevice, c.device, logline.KeyConn, c.id, "version", c.version.Load(),
 		"install_epoch", c.epoch, logline.KeyAttempt, c.attempt, logline.KeyTokenMs, float64(c.admittedAt)/1e6)
 	g.serveSession(c, ws)
 }

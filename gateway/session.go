@@ -6,9 +6,11 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/models"
@@ -37,6 +39,12 @@ const (
 
 var syncPage = store.Page{Events: syncMaxEvents, Bytes: syncMaxBytes}
 
+// unmaskedFrame is how coder/websocket's error for a client frame without a
+// mask reads. The library closes every other framing error with 1002 itself
+// but drops this one silently; TestUnmaskedFrameIsAProtocolError notices if
+// its wording changes.
+const unmaskedFrame = "received unmasked frame from client"
+
 // serveSession runs an upgraded connection: hello, then frames until the
 // peer leaves or the gateway asks the connection to close (kick, idle, drain,
 // lease loss, bad frame). This goroutine also pings the client and closes
@@ -57,7 +65,7 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 		if code == protocol.CloseGoingAway {
 			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason}); err == nil {
 				g.goawaySent.Add(1)
-				g.log.Info("goaway_sent", "device", c.device, "conn", c.id)
+				g.log.Info(logline.GoawaySent, logline.KeyDevice, c.device, logline.KeyConn, c.id)
 			}
 		}
 		stuck := time.AfterFunc(closeTimeout, c.forceClose)
@@ -108,7 +116,7 @@ func (g *Gateway) heartbeat(c *conn, ws *websocket.Conn, readDone chan error) er
 		last = now
 		if g.cfg.Idle > 0 && now-time.Duration(c.lastSeen.Load()) > g.cfg.Idle {
 			if c.terminate(protocol.CloseIdle, "idle") {
-				g.log.Info("idle_closed", "device", c.device, "conn", c.id)
+				g.log.Info(logline.IdleClosed, logline.KeyDevice, c.device, logline.KeyConn, c.id)
 			}
 			return nil
 		}
@@ -134,11 +142,11 @@ func (g *Gateway) endSession(c *conn, code websocket.StatusCode, reason string) 
 		g.orphansSuspected.Store(true)
 	}
 	g.reg.endRelease(c)
-	args := []any{"device", c.device, "conn", c.id, "code", int(code), "reason", reason}
+	args := []any{logline.KeyDevice, c.device, logline.KeyConn, c.id, logline.KeyCode, int(code), logline.KeyReason, reason}
 	if err != nil {
 		args = append(args, "release_err", err.Error())
 	}
-	g.log.Info("closed", args...)
+	g.log.Info(logline.Closed, args...)
 }
 
 // readFrames reads client frames until the connection fails or a frame
@@ -148,11 +156,18 @@ func (g *Gateway) readFrames(c *conn, ws *websocket.Conn) error {
 	for {
 		typ, data, err := ws.Read(g.ctx)
 		if err != nil {
+			if strings.Contains(err.Error(), unmaskedFrame) {
+				c.terminate(protocol.CloseProtocolError, "client frames must be masked")
+			}
 			return err
 		}
 		c.lastSeen.Store(int64(g.mono()))
 		if typ != websocket.MessageText {
 			return g.policyClose(c, ws, "text frames only")
+		}
+		if !utf8.Valid(data) {
+			c.terminate(protocol.CloseNotUTF8, "text frames must be UTF-8")
+			return errors.New("text frame not UTF-8")
 		}
 		var env struct {
 			T string `json:"t"`

@@ -1,8 +1,14 @@
 package gateway_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -10,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"stormsim/gateway/logline"
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 )
@@ -36,6 +43,7 @@ func TestBadFrames(t *testing.T) {
 		{"binary frame", websocket.MessageBinary, `{"t":"sync","conv":"c","after":0}`, protocol.ClosePolicy, true},
 		{"sync without conv", websocket.MessageText, `{"t":"sync","after":0}`, protocol.ClosePolicy, true},
 		{"sync with negative cursor", websocket.MessageText, `{"t":"sync","conv":"c","after":-1}`, protocol.ClosePolicy, true},
+		{"text not UTF-8", websocket.MessageText, "{\"t\":\"sync\",\"conv\":\"\xff\xfe\",\"after\":0}", protocol.CloseNotUTF8, false},
 	}
 	attempt := int64(0)
 	for _, c := range cases {
@@ -68,15 +76,15 @@ func TestBadFrames(t *testing.T) {
 	// may never see the code: its unread pings make it answer into a socket
 	// the gateway has already dropped.)
 	attempt++
-	closedBefore := len(p.logs.events("closed"))
+	closedBefore := len(p.logs.events(logline.Closed))
 	if _, _, err := dial(ctx, p.addr, "u-000-d1", 0, attempt, false); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Second, "mute client dropped", func() bool { return len(p.logs.events("closed")) > closedBefore })
+	waitFor(t, 3*time.Second, "mute client dropped", func() bool { return len(p.logs.events(logline.Closed)) > closedBefore })
 	if o := routeOf(t, s, "u-000-d1"); o != (store.Owner{}) {
 		t.Errorf("mute client's route kept: %+v", o)
 	}
-	if last := p.logs.events("closed")[closedBefore]; last.num("code") != float64(protocol.CloseIdle) || last["reason"] != "idle" {
+	if last := p.logs.events(logline.Closed)[closedBefore]; last.num(logline.KeyCode) != float64(protocol.CloseIdle) || last[logline.KeyReason] != "idle" {
 		t.Errorf("mute client closed as %v, want 4002 idle", last)
 	}
 	if _, _, err := dial(ctx, p.addr, "u-000-d1", 0, attempt+1, true); err != nil {
@@ -314,4 +322,55 @@ func TestSyncAnswersAreBounded(t *testing.T) {
 	if grew > 80<<20 {
 		t.Errorf("heap grew by %.1f MB for %d non-reading clients of a 3 MB conversation, want under 80 MB", float64(grew)/(1<<20), clients)
 	}
+}
+
+// TestUnmaskedFrameIsAProtocolError: a client frame without a mask (RFC
+// 6455 5.1) is answered with a 1002 close frame, not a bare TCP close, and
+// the route is released.
+func TestUnmaskedFrameIsAProtocolError(t *testing.T) {
+	s, _ := setup(t, 1)
+	p := startInproc(t, testConfig("gw-unmasked"), depsOf(t, s))
+	nc, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	h := withHeader(wsHeaders(), protocol.HeaderAuthorization, "Bearer u-000-d1:"+store.DeviceToken("u-000-d1"))
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "GET %s?attempt=1 HTTP/1.1\r\nHost: %s\r\n", protocol.Path, p.addr)
+	for k, vs := range h {
+		fmt.Fprintf(&req, "%s: %s\r\n", k, vs[0])
+	}
+	req.WriteString("\r\n")
+	if _, err := nc.Write(req.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake: %v %v", resp, err)
+	}
+	// An unmasked text frame "hi": FIN + text, length 2, no mask bit.
+	if _, err := nc.Write([]byte{0x81, 0x02, 'h', 'i'}); err != nil {
+		t.Fatal(err)
+	}
+	code := -1
+	for code < 0 {
+		var head [2]byte
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			t.Fatalf("no close frame before the connection ended: %v", err)
+		}
+		payload := make([]byte, head[1]&0x7f) // server frames are unmasked and short here
+		if _, err := io.ReadFull(br, payload); err != nil {
+			t.Fatal(err)
+		}
+		if head[0]&0x0f == 0x8 && len(payload) >= 2 {
+			code = int(payload[0])<<8 | int(payload[1])
+		}
+	}
+	if code != int(protocol.CloseProtocolError) {
+		t.Errorf("closed with %d, want %d", code, protocol.CloseProtocolError)
+	}
+	waitFor(t, 3*time.Second, "route released", func() bool { return routeOf(t, s, "u-000-d1") == store.Owner{} })
 }

@@ -56,8 +56,8 @@ func runAdmin(cmd *command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	if err := migrate(ctx, s, af.db.schema, time.Minute); err != nil {
+		return err
 	}
 	switch cmd.name {
 	case "devices":

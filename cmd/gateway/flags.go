@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -27,11 +28,15 @@ func (d *dbFlags) register(fs *pflag.FlagSet) {
 
 // validate checks the flags without connecting.
 func (d *dbFlags) validate() error {
+	name := "--database-url"
 	if d.url == "" {
-		d.url = os.Getenv("DATABASE_URL")
+		d.url, name = os.Getenv("DATABASE_URL"), "DATABASE_URL"
 	}
 	if d.url == "" {
 		return usageError{"--database-url (or DATABASE_URL) is required"}
+	}
+	if err := store.CheckURL(d.url); err != nil {
+		return usageError{name + ": " + err.Error()}
 	}
 	if err := store.CheckSchema(d.schema); err != nil {
 		return usageError{"--schema: " + err.Error()}
@@ -81,4 +86,24 @@ func parse(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	return applyEnv(fs)
+}
+
+// migrate runs s.Migrate within timeout; a failure names the phase and the
+// database, and says when the database did not answer at all.
+func migrate(ctx context.Context, s *store.PG, schema string, timeout time.Duration) error {
+	mctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := s.Migrate(mctx)
+	phase := "migrate"
+	if schema != "" {
+		phase = fmt.Sprintf("migrate schema %q", schema)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) || mctx.Err() != nil:
+		return fmt.Errorf("%s: the database at %s did not answer within %v (%w)", phase, s.Addr(), timeout, err)
+	default:
+		return fmt.Errorf("%s on the database at %s: %w", phase, s.Addr(), err)
+	}
 }

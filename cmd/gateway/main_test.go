@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBadInputExitsTwo: every malformed command line or environment value
@@ -45,6 +47,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"schema information_schema", []string{"--schema", "information_schema"}, nowhere},
 		{"schema pg_catalog", []string{"devices", "--count", "1", "--schema", "pg_catalog"}, nowhere},
 		{"schema pg_lab", []string{"--schema", "pg_lab"}, nowhere},
+		{"database url unparseable", []string{"--database-url", "postgres://[::1"}, nil},
+		{"DATABASE_URL unparseable", []string{"migrate"}, map[string]string{"DATABASE_URL": "postgres://[::1"}},
+		{"listen port out of range", []string{"--listen", "127.0.0.1:99999"}, nowhere},
+		{"listen port not a number", []string{"--listen", "127.0.0.1:http-alt"}, nowhere},
+		{"listen without a port", []string{"--listen", "127.0.0.1"}, nowhere},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
@@ -95,5 +102,47 @@ func TestDatabaseFailureExitsOne(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"migrate"}, &stdout, &stderr); code != exitFailure || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("migrate without a database = %d, stderr %q; want %d and one line", code, stderr.String(), exitFailure)
+	}
+}
+
+// TestSilentDatabaseAtStartup: a database that accepts connections and
+// never answers ends serve and migrate with exit 1 after the start-up
+// timeout, in a line that names the phase and the database's address.
+func TestSilentDatabaseAtStartup(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn // accepted, never answered
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	was := startupTimeout
+	startupTimeout = 300 * time.Millisecond
+	defer func() { startupTimeout = was }()
+	url := "postgres://postgres@" + ln.Addr().String() + "/x"
+	var stdout, stderr bytes.Buffer
+	began := time.Now()
+	code := Main([]string{"--database-url", url, "--id", "gw-silent", "--listen", "127.0.0.1:0"}, &stdout, &stderr)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	last := lines[len(lines)-1]
+	if code != exitFailure || !strings.Contains(last, "migrate") || !strings.Contains(last, ln.Addr().String()) ||
+		!strings.Contains(last, "did not answer within 300ms") {
+		t.Errorf("serve against a silent database = %d, last line %q; want %d naming the phase and %s", code, last, exitFailure, ln.Addr())
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("serve took %v to give up, want about the start-up timeout", took)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -79,11 +80,14 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
+	if err := checkListen(sf.listen); err != nil {
+		return usageError{"--listen: " + err.Error()}
+	}
 	if err := sf.db.validate(); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
-	log.Info(logline.Start, "gateway", cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
+	log.Info(logline.Start, logline.KeyGateway, cfg.ID, "pid", os.Getpid(), "lease_ms", cfg.Lease.Milliseconds(),
 		"ping_ms", cfg.Ping.Milliseconds(), "idle_ms", cfg.Idle.Milliseconds(), "admit_rate", cfg.AdmitRate,
 		"admit_burst", cfg.AdmitBurst, "source_rate", cfg.SourceRate, "source_burst", cfg.SourceBurst,
 		"retry_after_ms", cfg.RetryAfter.Milliseconds(), "abandoned", string(cfg.Abandoned),
@@ -104,21 +108,23 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// startupTimeout bounds the migration at start-up, the first time the
+// gateway talks to its database.
+var startupTimeout = 10 * time.Second
+
 func serveWith(ctx context.Context, cfg gateway.Config, sf serveFlags, log *slog.Logger) error {
-	openCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	hs, err := sf.db.open(openCtx, "gateway-"+cfg.ID, sf.dbConns)
+	hs, err := sf.db.open(ctx, "gateway-"+cfg.ID, sf.dbConns)
 	if err != nil {
 		return err
 	}
 	defer hs.Close()
-	leases, err := sf.db.open(openCtx, "gateway-"+cfg.ID+"-lease", leaseConns)
+	leases, err := sf.db.open(ctx, "gateway-"+cfg.ID+"-lease", leaseConns)
 	if err != nil {
 		return err
 	}
 	defer leases.Close()
-	if err := hs.Migrate(openCtx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	if err := migrate(ctx, hs, sf.db.schema, startupTimeout); err != nil {
+		return err
 	}
 	g, err := gateway.New(cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: hs}, log)
 	if err != nil {
@@ -129,4 +135,18 @@ func serveWith(ctx context.Context, cfg gateway.Config, sf serveFlags, log *slog
 		return err
 	}
 	return g.Run(ctx, ln)
+}
+
+// checkListen checks that addr is host:port with a port in [0, 65535],
+// so that only what the system decides (a name that does not resolve, an
+// address in use) fails at run time.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port (got %q)", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port must be a number in [0, 65535] (got %q)", port)
+	}
+	return nil
 }

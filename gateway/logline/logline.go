@@ -1,8 +1,9 @@
-// Package logline is the contract of the gateway's log: the messages
-// (slog's "msg") of the JSON lines a harness reads to rebuild a storm's
-// timeline, and the keys those lines carry. The gateway logs with these
-// constants and stormsim calibrate reads them, as gateway/protocol is the
-// contract of the handshake; a reader treats a missing key as an error.
+// Package logline is the contract of the gateway's log: the message (slog's
+// "msg") of every JSON line the gateway writes and the keys those lines
+// carry. The gateway logs with these constants, its tests read them, and
+// stormsim calibrate rebuilds a storm's timeline from them, as
+// gateway/protocol is the contract of the handshake; a reader treats a
+// missing key as an error.
 package logline
 
 // Messages of the lifecycle lines: a process's life, its lease and sweeps,
@@ -42,10 +43,35 @@ const (
 	// dropped unclaimed because its client had gone (--abandoned skip):
 	// KeyDevice, KeyAttempt and KeyTokenMs.
 	Abandoned = "abandoned"
+	// UpgradeFailed is written when the WebSocket upgrade failed after the
+	// claim (the route is then released): KeyDevice, KeyConn.
+	UpgradeFailed = "upgrade_failed"
+	// Rejections is the per-second summary of refused handshakes
+	// (--log-rejections summary): counts by reason.
+	Rejections = "rejections"
+)
+
+// Messages of the per-session lines, each with KeyDevice and KeyConn.
+const (
+	Kicked     = "kicked"      // closed 4001 (replaced); KeySource: local, notify, reregister or a reconcile's
+	IdleClosed = "idle_closed" // closed 4002: no frame or pong within --idle
+	GoawaySent = "goaway_sent" // the drain's goaway was written
+	Closed     = "closed"      // the session ended and its route was released: KeyCode, KeyReason
+)
+
+// Messages of the other lines: the lease's and the process's side events.
+const (
+	LeaseHeld            = "lease_held"             // the id's lease is another live process's: waiting for it to lapse
+	LeaseRenewed         = "lease_renewed"          // debug: one renew and its latency
+	Reregistered         = "reregistered"           // routes restored after a lapse: KeyKept, KeyRestored, KeyReplaced, KeyClosedCount
+	OrphanRoutesReleased = "orphan_routes_released" // KeyCount own routes without a connection deleted
+	AcceptFailed         = "accept_failed"          // accepting a TCP connection failed (descriptors)
+	Stopping             = "stopping"               // the gateway's own reason to stop, then a drain
 )
 
 // Keys.
 const (
+	KeyGateway        = "gateway"         // the logging gateway's id, on every line
 	KeyAddr           = "addr"            // host:port
 	KeyDevice         = "device"          // device id
 	KeyAttempt        = "attempt"         // the device's attempt counter (?attempt=)
@@ -55,6 +81,17 @@ const (
 	KeyCount          = "count"           // routes
 	KeyGoaway         = "goaway"          // goaway frames sent during the drain
 	KeyLeftoverRoutes = "leftover_routes" // routes no session released before the drain ended
+	KeyConn           = "conn"            // connection id (the hello's conn)
+	KeyCode           = "code"            // WebSocket close code; -1 when the session never opened
+	KeyReason         = "reason"          // close reason, or a refusal's metric reason
+	KeySource         = "source"          // what closed a replaced session
+	KeySinceRenewMs   = "since_renew_ms"  // lease_lost: ms from the last successful renewal's send to the loss
+	KeyLateRenewalMs  = "late_renewal_ms" // lease_lost: the round trip of a renewal that completed a lease or more after the previous one
+	KeyRenewGapMs     = "renew_gap_ms"    // sweep_paused: ms between the sends of two successful renewals
+	KeyKept           = "kept"            // reregistered: routes that survived
+	KeyRestored       = "restored"        // reregistered: routes written again
+	KeyReplaced       = "replaced"        // reregistered: sessions closed 4001, a newer claim won
+	KeyClosedCount    = "closed"          // reregistered: sessions closed 4003, the database failed
 )
 
 // IsLifecycle reports whether msg is one of the lifecycle messages above.

@@ -69,6 +69,12 @@ const (
 	ClosePolicy = websocket.StatusPolicyViolation
 	// CloseTooBig (1009) answers a frame over MaxFrameBytes.
 	CloseTooBig = websocket.StatusMessageTooBig
+	// CloseNotUTF8 (1007) answers a text frame that is not UTF-8 (RFC 6455
+	// 8.1).
+	CloseNotUTF8 = websocket.StatusInvalidFramePayloadData
+	// CloseProtocolError (1002) answers a frame that breaks RFC 6455's
+	// framing, such as a client frame without a mask.
+	CloseProtocolError = websocket.StatusProtocolError
 )
 
 // MaxFrameBytes is the largest client frame the gateway reads.

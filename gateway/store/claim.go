@@ -96,11 +96,11 @@ func (s *PG) AuthenticateAndClaim(ctx context.Context, c Claim, token string) (C
 // lease lapsed (and another gateway may have swept it). It succeeds only if
 // the floor still records exactly this connection's (epoch, attempt), i.e. no
 // newer claim has been accepted since; the route is then written again with a
-// fresh version (or left alone if it survived). ok=false means a newer
-// connection took over and this one must be closed as replaced.
-func (s *PG) ReregisterRoute(ctx context.Context, c Claim) (ok bool, version int64, err error) {
-	r, err := s.claim(ctx, c, nil, true)
-	return r.Accepted, r.Version, err
+// fresh version (or left alone if it survived). Accepted false means a
+// newer connection took over and this one must be closed as replaced;
+// Floor is then the claim that took over.
+func (s *PG) ReregisterRoute(ctx context.Context, c Claim) (ClaimResult, error) {
+	return s.claim(ctx, c, nil, true)
 }
 
 const claimSQL = `SELECT outcome, version, floor_version, floor_epoch, floor_attempt, prev_gateway, prev_conn, prev_version

@@ -220,10 +220,12 @@ func TestReregisterRoute(t *testing.T) {
 		prepare string
 		ok      bool
 		version int64
+		floor   store.Floor // the claim that refused it
 	}{
-		{"route intact: kept at its version", ``, true, 1},
-		{"route swept: restored with floor+1", `DELETE FROM routes`, true, 2},
-		{"newer claim accepted meanwhile: refused", `UPDATE route_floor SET max_attempt = 6, max_version = 3`, false, 0},
+		{"route intact: kept at its version", ``, true, 1, store.Floor{}},
+		{"route swept: restored with floor+1", `DELETE FROM routes`, true, 2, store.Floor{}},
+		{"newer claim accepted meanwhile: refused", `UPDATE route_floor SET max_attempt = 6, max_version = 3`, false, 0,
+			store.Floor{Version: 3, Epoch: 0, Attempt: 6}},
 	}
 	for _, c := range cases {
 		if c.prepare != "" {
@@ -231,9 +233,9 @@ func TestReregisterRoute(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ok, v, err := s.ReregisterRoute(ctx, a)
-		if err != nil || ok != c.ok || v != c.version {
-			t.Errorf("%s: ok=%v version=%d err=%v, want %v %d", c.name, ok, v, err, c.ok, c.version)
+		r, err := s.ReregisterRoute(ctx, a)
+		if err != nil || r.Accepted != c.ok || r.Version != c.version || r.Floor != c.floor {
+			t.Errorf("%s: %+v err=%v, want accepted %v version %d floor %+v", c.name, r, err, c.ok, c.version, c.floor)
 		}
 	}
 }

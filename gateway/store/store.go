@@ -8,7 +8,9 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -59,6 +61,14 @@ type PG struct {
 	schema string
 }
 
+// CheckURL reports whether url is a PostgreSQL URL or key=value DSN that
+// Open can parse, without connecting; a password in it is not repeated in
+// the error.
+func CheckURL(url string) error {
+	_, err := pgxpool.ParseConfig(url)
+	return err
+}
+
 // Open connects a pool to url (a postgres:// URL or key=value DSN). It does
 // not migrate.
 func Open(ctx context.Context, url string, opt Options) (*PG, error) {
@@ -83,6 +93,13 @@ func Open(ctx context.Context, url string, opt Options) (*PG, error) {
 		return nil, err
 	}
 	return &PG{pool: pool, schema: opt.Schema}, nil
+}
+
+// Addr is the database's host:port as the URL names it (the first of
+// several hosts), for messages about it.
+func (s *PG) Addr() string {
+	c := s.pool.Config().ConnConfig
+	return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))
 }
 
 // Close closes the pool.
