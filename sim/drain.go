@@ -1,9 +1,45 @@
 package sim
 
 import (
+	"time"
+
 	"stormsim/models"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
+
+// goaways is a paced drain's schedule, as the drain section says: when
+// each connection of a draining gateway gets its goaway, and the delay
+// the goaway carries.
+type goaways struct {
+	pace   models.DrainPaceSpec
+	hint   models.ReconnectHintSpec // reserved's rate and burst filled in
+	grace  time.Duration
+	seed   uint64
+	jitter time.Duration // initial_jitter: the first wait without a hint
+}
+
+func newGoaways(s *Scenario, grace time.Duration, dest drainDestination, seed uint64) *goaways {
+	g := &goaways{pace: s.Drain.Pace, hint: s.Drain.ReconnectHint, grace: grace, seed: seed, jitter: s.InitialJitter}
+	g.hint.Reserve(dest.rate, dest.burst)
+	return g
+}
+
+// at is when connection i of n (in the drain's order) gets its goaway,
+// from the drain's start: its pace's time, or the grace if the pace would
+// tell it later (the gateway then tells everyone left at once).
+func (g *goaways) at(i, n int) time.Duration { return min(g.pace.GoawayAt(i, n), g.grace) }
+
+// cut reports whether the pace of n connections runs past the grace.
+func (g *goaways) cut(n int) bool { return g.pace.Span(n) > g.grace }
+
+// firstWait is how long client c, connection i of the drain told at
+// goaway after its start, waits before its first attempt
+// (policies.FirstWait: the hint, or the initial jitter).
+func (g *goaways) firstWait(c uint64, i int, goaway time.Duration) time.Duration {
+	hint, hinted := g.hint.Hint(i, goaway, rng.Draw(g.seed, c, 0, rng.StreamHint))
+	return policies.FirstWait(g.seed, c, g.jitter, hint, hinted)
+}
 
 // drainResult reports a planned drain: each connection is closed right after
 // its goaway, releasing its route, so the gateway holds a route at exit only
@@ -13,6 +49,15 @@ func (st *storm) drainResult(res Result) *DrainResult {
 	last, _ := res.Convergence()
 	out := &DrainResult{Clients: s.Clients, GraceMs: ms(s.Failure.Grace), DrainMs: last - ms(s.Disconnect.At),
 		Attempts: res.Attempts, Rejected: res.Rejected, Unavailable: res.Unavailable}
+	if g := st.goaways; g != nil {
+		out.PaceMs = ms(g.at(s.Clients-1, s.Clients))
+		if g.cut(s.Clients) {
+			for i := s.Clients - 1; i >= 0 && g.pace.GoawayAt(i, s.Clients) > g.grace; i-- {
+				out.CutGoaways++
+			}
+		}
+		return out
+	}
 	for c := 0; c < s.Clients; c++ {
 		if s.Failure.GoawayAt(st.seed, uint64(c)) > s.Failure.Grace {
 			out.LeftoverRoutes++
@@ -36,5 +81,9 @@ func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResu
 	// the real client (gateway/client) does.
 	st := newStorm(&d, underTest, seed)
 	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, nil)
-	return st.result().Drain
+	res := st.result()
+	if s.Drain != nil {
+		res.Drain.Series = &res.Series
+	}
+	return res.Drain
 }

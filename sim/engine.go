@@ -140,7 +140,13 @@ func (e *engine[E]) run() {
 		e.ahead.start(st, e.minLook, e.offBits)
 		defer e.ahead.stop()
 	}
-	if st.sameStart() {
+	if st.deploy != nil {
+		// Every client starts connected: the deploy's first step is the
+		// first thing that happens.
+		e.cur = int64(st.stepAt>>e.shift) - 1
+		e.cur++
+		e.migrate()
+	} else if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
 		// They all precede anything they schedule, so the bucket they fall
@@ -170,9 +176,13 @@ func (e *engine[E]) run() {
 		e.cur++
 		e.migrate()
 	}
-	for e.pending > 0 && !e.stopped {
+	for (e.pending > 0 || st.stepAt != never) && !e.stopped {
 		if e.ringCount == 0 && len(e.soon.items) == 0 {
-			e.cur = int64(e.far.items[0].t >> e.shift) // jump over an empty stretch
+			next := st.stepAt
+			if len(e.far.items) > 0 {
+				next = min(next, e.far.items[0].t)
+			}
+			e.cur = max(e.cur, int64(next>>e.shift)) // jump over an empty stretch
 			e.migrate()
 		}
 		e.processBucket()
@@ -253,8 +263,13 @@ func (e *engine[E]) processBucket() {
 		e.ahead.begin(e.cur+1, next.chunks, next.n, after.chunks, after.n)
 	}
 	base := time.Duration(e.cur) * e.width
+	end := base + e.width
 	i := 0
 	for !e.stopped {
+		if e.st.stepAt < end && e.stepDue(evs, i, n, base) {
+			e.st.step(e.push)
+			continue
+		}
 		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
 			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
@@ -269,6 +284,20 @@ func (e *engine[E]) processBucket() {
 		e.pending--
 		e.attempt(te.t, te.client, te.attempts, te.pay, 0)
 	}
+}
+
+// stepDue reports whether the deploy's next step comes before the
+// bucket's next attempt (evs from i, or the soon heap): a step goes first
+// at the same instant.
+func (e *engine[E]) stepDue(evs []E, i, n int, base time.Duration) bool {
+	next := never
+	if i < n {
+		next = base + time.Duration(head(&evs[i]).off)
+	}
+	if len(e.soon.items) > 0 {
+		next = min(next, e.soon.items[0].t)
+	}
+	return e.st.stepAt <= next
 }
 
 // mergeLater returns bucket b's events sorted, given its first

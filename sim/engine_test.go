@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,6 +151,66 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
 	}
+	if (s.Draining() || s.ThenDrain != nil) && r.IntN(2) == 0 {
+		if s.Failure != nil {
+			s.Failure.Spread = false
+		}
+		if s.ThenDrain != nil {
+			s.ThenDrain.Spread = false
+		}
+		s.Drain = randomDrain(r, d)
+	}
+	if r.IntN(4) == 0 {
+		addDeploy(r, s, d)
+	}
+}
+
+// randomDrain draws a drain section: any pace, any hint.
+func randomDrain(r *rand.Rand, d func(lo, hi time.Duration) time.Duration) *DrainSpec {
+	var ds DrainSpec
+	switch r.IntN(5) {
+	case 1:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceBatches, Size: 1 + r.IntN(40), Interval: d(time.Millisecond, 300*time.Millisecond)}
+	case 2:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceSpread, Over: d(time.Millisecond, 2*time.Second)}
+		if r.IntN(2) == 0 {
+			ds.Pace.MaxGap = d(time.Microsecond, 20*time.Millisecond)
+		}
+	case 3:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceLameDuck, Grace: d(0, 500*time.Millisecond), MaxGap: d(time.Microsecond, 10*time.Millisecond)}
+	case 4:
+		ds.Pace = models.DrainPaceSpec{Kind: []models.DrainPaceKind{models.PacePhoenix, models.PaceAnyCable, models.PaceNATS, models.PaceEnvoy}[r.IntN(4)]}
+	}
+	switch r.IntN(4) {
+	case 1:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintFixed, Delay: d(time.Millisecond, time.Second)}
+	case 2:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintUniform, Over: d(2*time.Millisecond, 2*time.Second)}
+	case 3:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintReserved, Rate: 1 + r.Float64()*1000, Burst: 1 + r.IntN(30)}
+	}
+	return &ds
+}
+
+// addDeploy turns s into a rolling deploy of a pool, with the models a
+// deploy keeps.
+func addDeploy(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Duration) {
+	s.Failure, s.ThenDrain, s.Lease, s.Detection = nil, nil, nil, nil
+	count := 2 + r.IntN(4)
+	s.Gateways = &models.PoolSpec{Count: count, Balancer: []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections}[r.IntN(3)]}
+	if r.IntN(2) == 0 {
+		s.Gateways.HealthCheck = d(0, 500*time.Millisecond)
+	}
+	wait := r.IntN(3) != 0
+	s.Deploy = &DeploySpec{Order: []DeployOrder{DeployIndex, DeployReverse, DeployRandom}[r.IntN(3)], Batch: 1 + r.IntN(count-1),
+		Pause: d(0, 300*time.Millisecond), Startup: d(0, time.Second), WaitReady: &wait, Grace: d(time.Millisecond, 2*time.Second)}
+	s.Drain = nil
+	if r.IntN(2) == 0 {
+		s.Drain = randomDrain(r, d)
+	}
+	if r.IntN(3) == 0 {
+		s.DrainPolicy = &policies.Spec{Kind: "full", Base: d(time.Millisecond, 50*time.Millisecond), Cap: time.Second}
+	}
 }
 
 // TestEngineMatchesReference is the engine's specification: on many random
@@ -204,7 +266,35 @@ func TestEngineMatchesReference(t *testing.T) {
 				t.Fatalf("case %d: recorder and naive tally differ\nrecorder: %+v\nnaive:    %+v", i, summary(core), summary(naive))
 			}
 		}
+		if d := got.Deploy; d != nil && d.NotBack == 0 && !s.HasTimeouts() {
+			// Every round of a deploy ends in one admitted attempt when
+			// every answer is waited for and everyone got back: a client's
+			// goaways are its admissions.
+			if q, twice := naiveReconnects(s, b); q != d.Reconnects || twice != d.DrainedMoreThanOnce {
+				t.Fatalf("case %d: deploy reconnects %+v (%d more than once), naive count %+v (%d)", i, d.Reconnects, d.DrainedMoreThanOnce, q, twice)
+			}
+		}
 	}
+}
+
+// naiveReconnects runs s on the reference engine, counts each client's
+// admitted attempts and takes their nearest-rank quantiles by sorting.
+func naiveReconnects(s *Scenario, b *policies.Backoff) (CountQuantiles, int64) {
+	admits := make([]int64, s.Clients)
+	referenceRun(s, b, s.Seed, func(_ time.Duration, c uint32, ok bool) {
+		if ok {
+			admits[c]++
+		}
+	})
+	var twice int64
+	for _, n := range admits {
+		if n > 1 {
+			twice++
+		}
+	}
+	slices.Sort(admits)
+	rank := func(q float64) int64 { return admits[max(1, int(math.Ceil(q*float64(len(admits))-1e-9)))-1] }
+	return CountQuantiles{P50: rank(0.5), P99: rank(0.99), Max: admits[len(admits)-1]}, twice
 }
 
 func summary(r Result) string {
@@ -226,6 +316,9 @@ func TestEngineMatchesReferenceOnBigBuckets(t *testing.T) {
 	for i := 0; i < n; i++ {
 		s := randomScenario(r)
 		s.Clients = 2000 + r.IntN(20000)
+		if s.Gateways != nil {
+			s.Gateways.Connections = 0 // the new client count's default
+		}
 		s.Network = &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: time.Duration(1+r.IntN(50)) * time.Millisecond, Sigma: 0.2 + r.Float64()}}
 		if err := s.Resolve(); err != nil {
 			t.Fatal(err)

@@ -22,6 +22,7 @@ type recorder struct {
 	unavailable int64
 	gateways    []gatewaySeries // per pool gateway; empty without a pool
 	tracked     bool            // goodput and queue are kept
+	allGateways bool            // gateway 0 serves too (a deploy), so its series are kept
 
 	// Connect times arrive in non-decreasing order without network latency;
 	// then they are kept as varint deltas (2-3 bytes a client instead of 8).
@@ -70,7 +71,7 @@ func (r *recorder) attempt(t time.Duration, out outcome, gw int) int {
 	case unavailable:
 		r.unavailable++
 	}
-	if len(r.gateways) > 0 && gw > 0 {
+	if len(r.gateways) > 0 && (gw > 0 || gw == 0 && r.allGateways) {
 		g := &r.gateways[gw]
 		g.attempts.add(w, 1)
 		if out != admitted {
@@ -190,7 +191,11 @@ func (r *recorder) result(policy string, clients int) Result {
 	res.ConnectMs = r.quantiles()
 	convergence := res.ConnectMs.Max
 	res.ConvergenceMs = &convergence
-	for g := 1; g < len(r.gateways); g++ {
+	first := 1
+	if r.allGateways {
+		first = 0
+	}
+	for g := first; g < len(r.gateways); g++ {
 		s := &r.gateways[g]
 		gr := GatewayResult{Gateway: g, Series: r.trimmed(&s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
 		for w := range gr.Series.Attempts {

@@ -28,6 +28,7 @@ const (
 	StreamOutLeg                        // a measured request leg (network.out, first_out)
 	StreamBackLeg                       // a measured answer leg (network.back, first_back)
 	StreamHint                          // a uniform reconnect hint a goaway carries
+	StreamDeployOrder                   // a deploy's random order of gateways (client = place)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
