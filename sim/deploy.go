@@ -36,6 +36,7 @@ type deployment struct {
 	drained []uint8         // goaways each client got, at most 255
 	leftAt  []time.Duration // when each client got its last goaway
 	offline float64         // client-seconds from a goaway to the next connect, summed
+	online  int64           // clients connected now
 	drains  []DeployDrain
 	first   time.Duration // the first drain's start
 	back    time.Duration // the last gateway's return to rotation
@@ -64,7 +65,7 @@ const (
 func newDeployment(st *storm) *deployment {
 	s, count := st.s, st.s.Gateways.Count
 	d := &deployment{spec: s.Deploy, on: make([]uint16, s.Clients), drained: make([]uint8, s.Clients),
-		leftAt: make([]time.Duration, s.Clients), first: s.Disconnect.At}
+		leftAt: make([]time.Duration, s.Clients), first: s.Disconnect.At, online: int64(s.Clients)}
 	rate, burst := s.deployReservation()
 	if s.Drain != nil {
 		d.goaways = newGoaways(s, s.Deploy.Grace, drainDestination{rate: rate, burst: burst}, st.seed)
@@ -166,6 +167,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			at := d.goaways.at(i, n)
 			last = at
 			d.on[c] = offline
+			d.online--
 			d.drained[c] = min(254, d.drained[c]) + 1
 			d.leftAt[c] = t + at
 			send := t + at + d.goaways.firstWait(uint64(c), i, at)
@@ -208,6 +210,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 func (st *storm) deployConnected(c uint32, g int, t time.Duration) {
 	d := st.deploy
 	d.on[c] = uint16(g)
+	d.online++
 	if d.drained[c] > 0 {
 		d.offline += (t - d.leftAt[c]).Seconds()
 	}

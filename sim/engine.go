@@ -25,7 +25,7 @@ type Progress struct {
 	Now       time.Duration // simulated time of the attempt being processed
 	Horizon   time.Duration // when the run stops at the latest
 	Attempts  int64         // attempts processed so far
-	Connected int64         // clients connected so far
+	Connected int64         // clients connected so far (in a deploy, connected now)
 	Clients   int
 }
 
@@ -326,7 +326,11 @@ func (e *engine[E]) attempt(t time.Duration, c, attempts, pay, ahead uint32) {
 	}
 	e.processed++
 	if e.report != nil && e.processed%ProgressEvery == 0 {
-		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: e.st.rec.count, Clients: e.st.s.Clients}
+		connected := e.st.rec.count
+		if d := e.st.deploy; d != nil {
+			connected = d.online // a deploy's clients connect again and again
+		}
+		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: connected, Clients: e.st.s.Clients}
 		e.stopped = !e.report(p)
 	}
 }
