@@ -1,48 +1,70 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"stormsim/gateway/logline"
-	"stormsim/gateway/protocol"
 )
 
 // forcedCloseWait is how long a drain waits, after the grace, for
 // force-closed sessions to unregister and release their routes.
 const forcedCloseWait = time.Second
 
-// drain is the seed's planned shutdown, in its order:
+// afterLastGoaway is how long a paced drain gives the connections it told
+// last to close and release their routes, if that runs past the grace: the
+// close handshake's bound and a second for the release.
+const afterLastGoaway = closeTimeout + time.Second
+
+// drain is the seed's planned shutdown, paced:
 //
 //  1. refuse new handshakes (503 + Retry-After);
-//  2. stop renewing and set lease_until = now, so the other gateways reclaim
-//     at their next sweep even if the rest is cut short;
-//  3. goaway then close 1001 to every connection, all at once;
-//  4. wait for them to leave and for their route releases to return, at most
-//     DrainGrace from the start; then drop the stragglers' TCP connections;
+//  2. send each connection its goaway, then close 1001, at the times the
+//     pace gives (models.DrainPaceSpec.GoawayAt, connections in the order
+//     they were admitted), each goaway carrying the hint
+//     (models.ReconnectHintSpec.Hint) for the time it is actually sent;
+//     every goaway not sent by DrainGrace after the start is sent then;
+//  3. stop renewing and set lease_until = now, so the other gateways reclaim
+//     at their next sweep even if the rest is cut short; the lease is kept
+//     while the pace runs, or the others would sweep the routes of
+//     connections still open;
+//  4. wait for the connections to leave and for their route releases to
+//     return, at most DrainGrace from the start (or, for a paced drain
+//     whose last goaway came late, afterLastGoaway after it); then drop the
+//     stragglers' TCP connections;
 //  5. delete whatever routes are left: leftover_routes counts only routes
 //     that no session released (0 when every client left in time).
 //
-// stopLease must stop the lease loop and return once it has stopped. When
-// another process has taken this gateway id over (taken), steps 2 and 5
-// are skipped: the lease and whatever routes remain under the id are the
-// other process's; every session still releases its own route.
+// With pace all step 2 takes no time: every goaway at once, as the seed's
+// drain. stopLease must stop the lease loop and return once it has
+// stopped. When another process has taken this gateway id over (taken),
+// the lease loop is stopped first and steps 3 and 5 are skipped: the lease
+// and whatever routes remain under the id are the other process's; every
+// session still releases its own route.
 func (g *Gateway) drain(stopLease func(), taken bool) error {
 	began := time.Now()
 	conns := g.reg.beginDrain()
-	g.log.Info(logline.DrainStart, "connections", len(conns))
-	stopLease()
+	g.log.Info(logline.DrainStart, "connections", len(conns), "pace", g.cfg.DrainPace.String(), "reconnect_hint", g.cfg.drainHint().String())
+	if taken {
+		stopLease()
+	}
+	deadline := began.Add(g.cfg.DrainGrace)
+	last, cut := g.sendGoaways(conns, began, deadline)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if !taken {
+		stopLease()
 		if err := g.deps.Leases.ExpireLease(ctx, g.cfg.ID, g.incarnation); err != nil {
 			g.log.Warn(logline.LeaseExpireFailed, "err", err.Error())
 		}
 	}
-	for _, c := range conns {
-		c.terminate(protocol.CloseGoingAway, "drain")
+	if g.cfg.DrainPace.Paced() {
+		deadline = later(deadline, began.Add(last+afterLastGoaway))
 	}
-	g.waitEmpty(began.Add(g.cfg.DrainGrace))
+	g.waitEmpty(deadline)
 	forced := g.reg.all()
 	for _, c := range forced {
 		c.forceClose()
@@ -54,12 +76,52 @@ func (g *Gateway) drain(stopLease func(), taken bool) error {
 		released, err = g.deps.Leases.ReleaseGateway(ctx, g.cfg.ID)
 	}
 	args := []any{logline.KeyGoaway, g.goawaySent.Load(), "forced", len(forced), logline.KeyLeftoverRoutes, released,
-		"duration_ms", time.Since(began).Milliseconds()}
+		logline.KeyCutGoaways, cut, logline.KeyLastGoawayMs, last.Milliseconds(), "duration_ms", time.Since(began).Milliseconds()}
 	if err != nil {
 		args = append(args, "err", err.Error())
 	}
 	g.log.Info(logline.DrainDone, args...)
 	return err
+}
+
+// sendGoaways asks every connection in conns to leave at its pace's time
+// from began, in the order the connections were admitted; a goaway the
+// pace would send after deadline is sent at deadline. It returns when it
+// asked the last one, from began, and how many it asked at the deadline
+// rather than at their pace.
+func (g *Gateway) sendGoaways(conns []*conn, began, deadline time.Time) (last time.Duration, cut int) {
+	slices.SortFunc(conns, func(a, b *conn) int { return cmp.Or(cmp.Compare(a.admittedAt, b.admittedAt), cmp.Compare(a.id, b.id)) })
+	pace, hint, n := g.cfg.DrainPace, g.cfg.drainHint(), len(conns)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for i, c := range conns {
+		at := began.Add(pace.GoawayAt(i, n))
+		if at.After(deadline) {
+			at = deadline
+			cut++
+		}
+		if wait := time.Until(at); wait > 0 {
+			timer.Reset(wait)
+			<-timer.C
+		}
+		sent := time.Since(began)
+		var after *int64
+		if ms, ok := hint.Hint(i, sent, rand.Uint64()); ok {
+			v := ms.Milliseconds()
+			after = &v
+		}
+		c.goaway(after)
+		last = sent
+	}
+	return last, cut
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // waitEmpty polls until no connection is registered and no route release

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"stormsim/gateway/protocol"
 )
 
 // conn is one device connection from the moment its handshake is about to
@@ -33,6 +35,9 @@ type conn struct {
 	terminated bool
 	code       websocket.StatusCode
 	reason     string
+	// reconnectAfter is the drain's hint for this connection's goaway
+	// (protocol.Goaway.ReconnectAfterMs); nil: none.
+	reconnectAfter *int64
 }
 
 func newConn(id, device string, epoch, attempt int64) *conn {
@@ -50,6 +55,26 @@ func (c *conn) terminate(code websocket.StatusCode, reason string) bool {
 	c.terminated, c.code, c.reason = true, code, reason
 	close(c.stop)
 	return true
+}
+
+// goaway asks the session to send a goaway carrying hint (nil: none),
+// then close 1001; the first termination request wins.
+func (c *conn) goaway(hint *int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terminated {
+		return false
+	}
+	c.terminated, c.code, c.reason, c.reconnectAfter = true, protocol.CloseGoingAway, "drain", hint
+	close(c.stop)
+	return true
+}
+
+// goawayHint is the hint of the goaway requested by goaway.
+func (c *conn) goawayHint() *int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconnectAfter
 }
 
 // termination returns the requested close, if any.

@@ -21,7 +21,7 @@ const (
 	ListenLost          = "listen_lost"           // the kick channel's connection failed
 	ListenReconnected   = "listen_reconnected"    // and is back
 	DrainStart          = "drain_start"           // SIGTERM received
-	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes
+	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes, KeyCutGoaways, KeyLastGoawayMs
 	Exit                = "exit"                  // the process ends
 )
 
@@ -55,6 +55,8 @@ const (
 	KeyCount          = "count"           // routes
 	KeyGoaway         = "goaway"          // goaway frames sent during the drain
 	KeyLeftoverRoutes = "leftover_routes" // routes no session released before the drain ended
+	KeyCutGoaways     = "cut_goaways"     // goaways the pace would have sent after the grace, sent at it
+	KeyLastGoawayMs   = "last_goaway_ms"  // ms from the drain's start to its last goaway request
 )
 
 // IsLifecycle reports whether msg is one of the lifecycle messages above.
