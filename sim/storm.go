@@ -675,6 +675,5 @@ func (p *pool) pickRotation(c, a uint32, round uint8) int {
 		}
 		return best
 	}
-	u := rng.Draw(p.seed, uint64(c), uint64(a)|uint64(round)<<32, rng.StreamBalancer)
-	return p.rotation[rng.UniformDuration(u, time.Duration(n))]
+	return p.rotation[models.RandomPick(p.seed, uint64(c), uint64(a), uint64(round), n)]
 }
