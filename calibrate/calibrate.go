@@ -152,7 +152,13 @@ func Run(ctx context.Context, s *sim.Scenario, opt Options) (*report.Report, err
 // conclude fits, simulates, compares and writes what measure measured,
 // calibration.json with the measurements first.
 func (c *calibration) conclude() error {
-	f, fitErr := fit.Runs(c.rep.Real)
+	var f fit.Fit
+	var fitErr error
+	if c.plan.Deploy != nil {
+		fitErr = errors.New("a rolling deploy has no crash storm to fit the gateway on: its model is the one --model gives")
+	} else {
+		f, fitErr = fit.Runs(c.rep.Real)
+	}
 	c.rep.Fit = f
 	if fitErr != nil {
 		c.rep.FitError = fitErr.Error()
@@ -218,6 +224,9 @@ func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 	files, err := modelFiles(opt.Models)
 	if err != nil {
 		return nil, err
+	}
+	if c.plan.Deploy != nil && len(files) == 0 {
+		return nil, errors.New("a rolling deploy is measured against a model fitted on a crash storm: give one with --model (e.g. --model 'DIR/calibrated-run-*.yaml' of a calibration of configs/seed-lab-1000.yaml)")
 	}
 	for _, file := range files {
 		m, err := loadModel(file)

@@ -37,6 +37,7 @@ type deployment struct {
 	leftAt  []time.Duration // when each client got its last goaway
 	offline float64         // client-seconds from a goaway to the next connect, summed
 	online  int64           // clients connected now
+	told    int64           // goaways sent
 	drains  []DeployDrain
 	first   time.Duration // the first drain's start
 	back    time.Duration // the last gateway's return to rotation
@@ -168,6 +169,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			last = at
 			d.on[c] = offline
 			d.online--
+			d.told++
 			d.drained[c] = min(254, d.drained[c]) + 1
 			d.leftAt[c] = t + at
 			send := t + at + d.goaways.firstWait(uint64(c), i, at)
@@ -229,6 +231,7 @@ type DeployResult struct {
 	// Reconnects are the goaways per client, over every client (0 for one
 	// never drained): nearest-rank p50 and p99, and the max.
 	Reconnects          CountQuantiles `json:"reconnects"`
+	Goaways             int64          `json:"goaways"`                // goaways sent, over every drain: the rounds of reconnects
 	DrainedMoreThanOnce int64          `json:"drained_more_than_once"` // clients told to leave twice or more
 	// ClientSecondsOffline is the time from each goaway to the client's
 	// next connect, summed over clients and drains, in seconds; rounds
@@ -259,7 +262,8 @@ type CountQuantiles struct {
 
 func (st *storm) deployResult(res *Result) *DeployResult {
 	d, s := st.deploy, st.s
-	out := &DeployResult{Gateways: s.Gateways.Count, Batch: s.Deploy.Batch, Drains: d.drains, ClientSecondsOffline: d.offline, Cut: d.cut}
+	out := &DeployResult{Gateways: s.Gateways.Count, Batch: s.Deploy.Batch, Drains: d.drains, Goaways: d.told,
+		ClientSecondsOffline: d.offline, Cut: d.cut}
 	var hist [256]int64
 	for c, n := range d.drained {
 		hist[n]++

@@ -37,6 +37,7 @@ func TestDeployDrainsTwice(t *testing.T) {
 			{Gateway: 1, StartMs: sec, LastGoawayMs: sec, ExitMs: sec, BackMs: 2 * sec, Connections: 4},
 		},
 		Reconnects:          CountQuantiles{P50: 1, P99: 2, Max: 2}, // sorted 1, 1, 2, 2: ranks 2, 4 and 4
+		Goaways:             6,
 		DrainedMoreThanOnce: 2}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("deploy %+v\nwant   %+v", *d, *want)

@@ -96,7 +96,11 @@ func (l *Lab) Run(ctx context.Context, p Plan, run int, seed uint64) (res *measu
 			err = derr
 		}
 	}()
-	for _, phase := range []func(context.Context) error{r.measureQuiet, r.prepare, r.connect, r.crash, r.measureCrash, r.drain} {
+	phases := []func(context.Context) error{r.measureQuiet, r.prepare, r.connect, r.crash, r.measureCrash, r.drain}
+	if p.Deploy != nil {
+		phases = []func(context.Context) error{r.measureQuiet, r.prepare, r.runDeploy}
+	}
+	for _, phase := range phases {
 		if err := phase(ctx); err != nil {
 			return nil, err
 		}
@@ -178,7 +182,7 @@ func (r *labRun) startGateway(ctx context.Context, id string, adm models.Admissi
 	p := r.plan
 	g, err := startGateway(ctx, r.lab.GatewayBin, gatewaySpec{ID: id, Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: adm,
 		DrainGrace: p.DrainGrace, Abandoned: p.Abandoned, MaxQueue: p.MaxQueue, DBConns: gatewayDBConns, DBURL: r.lab.DatabaseURL, Schema: r.schema,
-		LogPath: filepath.Join(r.logDir, id+".log")})
+		DrainPace: p.DrainPace, Hint: p.ReconnectHint, LogPath: filepath.Join(r.logDir, id+".log")})
 	if err == nil {
 		r.procs = append(r.procs, g)
 	}
@@ -372,6 +376,9 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	d := &measured.Drain{}
+	if p.Paced {
+		d.Pace, d.Hint = p.DrainPace.String(), p.ReconnectHint.String()
+	}
 	d.Summary, err = r.storm.Observe(ctx, "drain", func(context.Context) error {
 		err := r.gwB.signal(syscall.SIGTERM)
 		r.mark(GatewaySurvivor, "sigterm")

@@ -42,6 +42,14 @@ type Run struct {
 	Head                int64           `json:"head"`                  // the conversation's head
 
 	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
+	// Deploy is a rolling deploy of the pool, when the scenario is one:
+	// the crash storm's fields are then empty.
+	Deploy *storm.DeploySummary `json:"deploy,omitempty"`
+	// DeployExits are each drained gateway's exit codes, DeployRoutesLeft
+	// the routes a drained gateway held in the database after it exited,
+	// summed over the drains.
+	DeployExits      []int `json:"deploy_exits,omitempty"`
+	DeployRoutesLeft int64 `json:"deploy_routes_left,omitempty"`
 
 	// Outcome is how the crash storm ended at the scenario's horizon; nil
 	// when the scenario has none (the storm was watched until everyone was
@@ -142,6 +150,12 @@ type Drain struct {
 	LeftoverRoutes int64         `json:"leftover_routes"` // released at the end of the drain (drain_done)
 	RoutesLeft     int64         `json:"routes_left"`     // its routes in the database after it exited
 	RoutesOnDest   int64         `json:"routes_on_dest"`  // clients' routes on the fresh gateway
+	// Pace and Hint are what the drained gateway was told
+	// (--drain-pace, --reconnect-hint) when the scenario has a drain
+	// section: the drain is then judged as the storm is. Empty: the seed's
+	// drain, reported only.
+	Pace string `json:"pace,omitempty"`
+	Hint string `json:"hint,omitempty"`
 }
 
 // Load is the machine around a real run: the real storm shares it, and
