@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,18 +17,6 @@ func goaways(p DrainPaceSpec, n int) []time.Duration {
 		out[i] = p.GoawayAt(i, n)
 	}
 	return out
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestGoawayTimes pins each pace's goaway times, worked out by hand from
@@ -81,7 +70,7 @@ func TestGoawayTimes(t *testing.T) {
 				}
 				return
 			}
-			if got := goaways(p, c.n); !equalDurations(got, c.want) {
+			if got := goaways(p, c.n); !slices.Equal(got, c.want) {
 				t.Errorf("goaways %v, want %v", got, c.want)
 			}
 			if got := p.Span(c.n); got != c.want[c.n-1] {

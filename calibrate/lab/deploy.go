@@ -12,7 +12,6 @@ import (
 	"stormsim/gateway/client"
 	"stormsim/gateway/storm"
 	"stormsim/models"
-	"stormsim/policies"
 )
 
 // deployGatewayID names gateway g of a deploy lab.
@@ -101,17 +100,7 @@ func (r *labRun) runDeploy(ctx context.Context) error {
 		}
 		gws[g], urls[g] = &deployGateway{r: r, g: g, proc: proc}, proc.url()
 	}
-	drop, err := policies.New(p.Policy)
-	if err != nil {
-		return err
-	}
-	drain, err := policies.New(p.DrainPolicy)
-	if err != nil {
-		return err
-	}
-	patient := p.Policy
-	patient.Timeout = 0
-	start, err := policies.New(patient)
+	reconnect, err := p.reconnects(r.res.Seed)
 	if err != nil {
 		return err
 	}
@@ -124,14 +113,12 @@ func (r *labRun) runDeploy(ctx context.Context) error {
 		g := models.RandomPick(dl.Seed, uint64(pk.Client), uint64(pk.Attempt), uint64(pk.Round-1), len(pk.Gateways))
 		return pk.Gateways[g]
 	}
+	reconnect.Choose = choose
 	writeMarker(r.lab.Record, runMarker{Event: "run", Client: -1, Run: r.res.Run, Seed: r.res.Seed, Schema: r.schema})
 	r.storm, err = storm.Start(ctx, storm.Config{
-		Clients:  p.Clients,
-		Gateways: urls,
-		Client: client.Config{Seed: r.res.Seed, Conversations: []string{labConversation}, Choose: choose,
-			Start: client.Reconnect{Backoff: start},
-			Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
-			Drain: client.Reconnect{Backoff: drain, InitialJitter: p.Jitter}},
+		Clients:     p.Clients,
+		Gateways:    urls,
+		Client:      reconnect,
 		StartSpread: time.Duration(p.Clients) * time.Millisecond,
 		Window:      p.Window,
 		Timeout:     time.Hour,

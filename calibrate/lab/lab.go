@@ -216,32 +216,15 @@ func (r *labRun) connect(ctx context.Context) error {
 	if r.gwB, err = r.startGateway(ctx, GatewaySurvivor, p.Admission); err != nil {
 		return err
 	}
-	drop, err := policies.New(p.Policy)
-	if err != nil {
-		return err
-	}
-	drainBackoff, err := policies.New(p.DrainPolicy)
-	if err != nil {
-		return err
-	}
-	// The clients were connected long before the crash: their first
-	// connect does not give up at the storm's timeout (with a timeout
-	// shorter than the first wave's claims, the start would be a storm
-	// that never ends of its own).
-	patient := p.Policy
-	patient.Timeout = 0
-	startBackoff, err := policies.New(patient)
+	reconnect, err := p.reconnects(r.res.Seed)
 	if err != nil {
 		return err
 	}
 	writeMarker(r.lab.Record, runMarker{Event: "run", Client: -1, Run: r.res.Run, Seed: r.res.Seed, Schema: r.schema})
 	r.storm, err = storm.Start(ctx, storm.Config{
-		Clients:  p.Clients,
-		Gateways: []string{r.gwA.url()},
-		Client: client.Config{Seed: r.res.Seed, Conversations: []string{labConversation},
-			Start: client.Reconnect{Backoff: startBackoff},
-			Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
-			Drain: client.Reconnect{Backoff: drainBackoff, InitialJitter: p.Jitter}},
+		Clients:     p.Clients,
+		Gateways:    []string{r.gwA.url()},
+		Client:      reconnect,
 		StartSpread: time.Duration(p.Clients) * time.Millisecond,
 		Window:      p.Window,
 		Timeout:     time.Hour, // ctx carries the caller's timeout
@@ -272,6 +255,31 @@ func (r *labRun) connect(ctx context.Context) error {
 		return err
 	}
 	return r.pause(ctx)
+}
+
+// reconnects is every client's template: the draws' seed, the lab's
+// conversation and the backoff of each kind of round. The clients were
+// connected long before the storm: their first connect does not give up
+// at the storm's timeout (with a timeout shorter than the first wave's
+// claims, the start would be a storm that never ends of its own).
+func (p Plan) reconnects(seed uint64) (client.Config, error) {
+	drop, err := policies.New(p.Policy)
+	if err != nil {
+		return client.Config{}, err
+	}
+	drain, err := policies.New(p.DrainPolicy)
+	if err != nil {
+		return client.Config{}, err
+	}
+	patient := p.Policy
+	patient.Timeout = 0
+	start, err := policies.New(patient)
+	if err != nil {
+		return client.Config{}, err
+	}
+	return client.Config{Seed: seed, Conversations: []string{labConversation}, Start: client.Reconnect{Backoff: start},
+		Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
+		Drain: client.Reconnect{Backoff: drain, InitialJitter: p.Jitter}}, nil
 }
 
 // crash SIGKILLs gw-a and watches the clients storm gw-b until everyone is
