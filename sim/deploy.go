@@ -32,16 +32,17 @@ type deployment struct {
 	steps   []step
 	seq     uint64
 
-	on      []uint16        // the gateway each client is connected to, or offline
-	drained []uint8         // goaways each client got, at most 255
-	leftAt  []time.Duration // when each client got its last goaway
-	offline float64         // client-seconds from a goaway to the next connect, summed
-	online  int64           // clients connected now
-	told    int64           // goaways sent
-	drains  []DeployDrain
-	first   time.Duration // the first drain's start
-	back    time.Duration // the last gateway's return to rotation
-	cut     bool          // the horizon stopped the deploy before its end
+	on        []uint16        // the gateway each client is connected to, or offline
+	drained   []uint8         // goaways each client got, at most 255
+	leftAt    []time.Duration // when each client got its last goaway
+	offline   float64         // client-seconds from a goaway to the next connect, summed
+	online    int64           // clients connected now
+	told      int64           // goaways sent
+	perWindow windowSeries    // goaways per window (the recorder's windows)
+	drains    []DeployDrain
+	first     time.Duration // the first drain's start
+	back      time.Duration // the last gateway's return to rotation
+	cut       bool          // the horizon stopped the deploy before its end
 }
 
 // step is one scheduled action of the deploy: at, then push order, decide
@@ -170,6 +171,9 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			d.on[c] = offline
 			d.online--
 			d.told++
+			if t+at < st.horizon {
+				d.perWindow.add(st.rec.index(t+at), 1)
+			}
 			d.drained[c] = min(254, d.drained[c]) + 1
 			d.leftAt[c] = t + at
 			send := t + at + d.goaways.firstWait(uint64(c), i, at)
@@ -262,6 +266,8 @@ type CountQuantiles struct {
 
 func (st *storm) deployResult(res *Result) *DeployResult {
 	d, s := st.deploy, st.s
+	res.Series.Goaways = make([]int64, len(res.Series.Attempts))
+	copy(res.Series.Goaways, d.perWindow.v)
 	out := &DeployResult{Gateways: s.Gateways.Count, Batch: s.Deploy.Batch, Drains: d.drains, Goaways: d.told,
 		ClientSecondsOffline: d.offline, Cut: d.cut}
 	var hist [256]int64

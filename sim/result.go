@@ -48,6 +48,10 @@ type Series struct {
 	Goodput []int64 `json:"goodput,omitempty"`
 	Wasted  []int64 `json:"wasted,omitempty"`
 	Queue   []int64 `json:"queue,omitempty"` // handshakes waiting for their turn at the window's end
+	// Goaways counts a deploy's goaways per window: the clients connected
+	// at a window's end are all of them, less the goaways, plus the
+	// accepts so far.
+	Goaways []int64 `json:"goaways,omitempty"`
 }
 
 // Convergence returns the time of the last successful connect in

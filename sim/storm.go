@@ -132,6 +132,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if s.Deploy != nil {
 		st.rec.allGateways = true
 		st.deploy = newDeployment(st)
+		st.rec.track(&st.deploy.perWindow) // halved with the others when the windows grow
 		st.nextStep()
 	}
 	return st
