@@ -25,7 +25,7 @@ const afterLastGoaway = closeTimeout + time.Second
 //  2. send each connection its goaway, then close 1001, at the times the
 //     pace gives (models.DrainPaceSpec.GoawayAt, connections in the order
 //     they were admitted), each goaway carrying the hint
-//     (models.ReconnectHintSpec.Hint) for the time it is actually sent;
+//     (models.ReconnectHintSpec.Hint) for the time it is actually written;
 //     every goaway not sent by DrainGrace after the start is sent then;
 //  3. stop renewing and set lease_until = now, so the other gateways reclaim
 //     at their next sweep even if the rest is cut short; the lease is kept
@@ -91,7 +91,7 @@ func (g *Gateway) drain(stopLease func(), taken bool) error {
 // rather than at their pace.
 func (g *Gateway) sendGoaways(conns []*conn, began, deadline time.Time) (last time.Duration, cut int) {
 	slices.SortFunc(conns, func(a, b *conn) int { return cmp.Or(cmp.Compare(a.admittedAt, b.admittedAt), cmp.Compare(a.id, b.id)) })
-	pace, hint, n := g.cfg.DrainPace, g.cfg.drainHint(), len(conns)
+	pace, n := g.cfg.DrainPace, len(conns)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -105,16 +105,24 @@ func (g *Gateway) sendGoaways(conns []*conn, began, deadline time.Time) (last ti
 			timer.Reset(wait)
 			<-timer.C
 		}
-		sent := time.Since(began)
-		var after *int64
-		if ms, ok := hint.Hint(i, sent, rand.Uint64()); ok {
-			v := ms.Milliseconds()
-			after = &v
-		}
-		c.goaway(after)
-		last = sent
+		c.goaway(i, began)
+		last = time.Since(began)
 	}
 	return last, cut
+}
+
+// reconnectAfter is the hint of c's goaway, computed as the goaway is
+// written: a connection whose goaway leaves late (a thousand sessions
+// writing theirs at once on a busy machine) is told its slot less the
+// time it actually leaves, not the time the drain asked. nil: no hint.
+func (g *Gateway) reconnectAfter(c *conn) *int64 {
+	place, began := c.drainOrder()
+	hint, ok := g.cfg.drainHint().Hint(place, time.Since(began), rand.Uint64())
+	if !ok {
+		return nil
+	}
+	ms := hint.Milliseconds()
+	return &ms
 }
 
 func later(a, b time.Time) time.Time {

@@ -35,9 +35,11 @@ type conn struct {
 	terminated bool
 	code       websocket.StatusCode
 	reason     string
-	// reconnectAfter is the drain's hint for this connection's goaway
-	// (protocol.Goaway.ReconnectAfterMs); nil: none.
-	reconnectAfter *int64
+	// drainPlace is the connection's place in a drain's order, and
+	// drainBegan the drain's start: the goaway's hint is computed from
+	// them when the goaway is written.
+	drainPlace int
+	drainBegan time.Time
 }
 
 func newConn(id, device string, epoch, attempt int64) *conn {
@@ -57,24 +59,25 @@ func (c *conn) terminate(code websocket.StatusCode, reason string) bool {
 	return true
 }
 
-// goaway asks the session to send a goaway carrying hint (nil: none),
-// then close 1001; the first termination request wins.
-func (c *conn) goaway(hint *int64) bool {
+// goaway asks the session to send a goaway, the connection being number
+// place of the drain that began at began, then close 1001; the first
+// termination request wins.
+func (c *conn) goaway(place int, began time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.terminated {
 		return false
 	}
-	c.terminated, c.code, c.reason, c.reconnectAfter = true, protocol.CloseGoingAway, "drain", hint
+	c.terminated, c.code, c.reason, c.drainPlace, c.drainBegan = true, protocol.CloseGoingAway, "drain", place, began
 	close(c.stop)
 	return true
 }
 
-// goawayHint is the hint of the goaway requested by goaway.
-func (c *conn) goawayHint() *int64 {
+// drainOrder is the connection's place in its drain and the drain's start.
+func (c *conn) drainOrder() (int, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.reconnectAfter
+	return c.drainPlace, c.drainBegan
 }
 
 // termination returns the requested close, if any.

@@ -55,7 +55,7 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	code, reason, ours := c.termination()
 	if ours {
 		if code == protocol.CloseGoingAway {
-			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason, ReconnectAfterMs: c.goawayHint()}); err == nil {
+			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason, ReconnectAfterMs: g.reconnectAfter(c)}); err == nil {
 				g.goawaySent.Add(1)
 				g.log.Info("goaway_sent", "device", c.device, "conn", c.id)
 			}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"stormsim/internal/quantile"
-	"stormsim/models"
 	"stormsim/policies/rng"
 )
 
@@ -69,11 +68,7 @@ func newDeployment(st *storm) *deployment {
 	d := &deployment{spec: s.Deploy, on: make([]uint16, s.Clients), drained: make([]uint8, s.Clients),
 		leftAt: make([]time.Duration, s.Clients), first: s.Disconnect.At, online: int64(s.Clients)}
 	rate, burst := s.deployReservation()
-	if s.Drain != nil {
-		d.goaways = newGoaways(s, s.Deploy.Grace, drainDestination{rate: rate, burst: burst}, st.seed)
-	} else {
-		d.goaways = &goaways{pace: models.DrainPaceSpec{Kind: models.PaceAll}, grace: s.Deploy.Grace, seed: st.seed, jitter: s.InitialJitter}
-	}
+	d.goaways = newGoaways(s, s.Deploy.Grace, drainDestination{rate: rate, burst: burst}, st.seed)
 	d.order = make([]int, count)
 	for i := range d.order {
 		d.order[i] = i
@@ -165,8 +160,9 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 		}
 		n := len(clients)
 		last := time.Duration(0)
+		sent := d.goaways.sent(n)
 		for i, c := range clients {
-			at := d.goaways.at(i, n)
+			at := sent[i]
 			last = at
 			d.on[c] = offline
 			d.online--

@@ -12,23 +12,40 @@ import (
 // each connection of a draining gateway gets its goaway, and the delay
 // the goaway carries.
 type goaways struct {
-	pace   models.DrainPaceSpec
-	hint   models.ReconnectHintSpec // reserved's rate and burst filled in
-	grace  time.Duration
-	seed   uint64
-	jitter time.Duration // initial_jitter: the first wait without a hint
+	pace     models.DrainPaceSpec
+	hint     models.ReconnectHintSpec // reserved's rate and burst filled in
+	grace    time.Duration
+	seed     uint64
+	jitter   time.Duration        // initial_jitter: the first wait without a hint
+	capacity *models.CapacitySpec // how fast the goaways get out; nil: at once
 }
 
 func newGoaways(s *Scenario, grace time.Duration, dest drainDestination, seed uint64) *goaways {
-	g := &goaways{pace: s.Drain.Pace, hint: s.Drain.ReconnectHint, grace: grace, seed: seed, jitter: s.InitialJitter}
+	g := &goaways{pace: models.DrainPaceSpec{Kind: models.PaceAll}, grace: grace, seed: seed, jitter: s.InitialJitter, capacity: s.Capacity}
+	if s.Drain != nil {
+		g.pace, g.hint = s.Drain.Pace, s.Drain.ReconnectHint
+	}
 	g.hint.Reserve(dest.rate, dest.burst)
 	return g
 }
 
-// at is when connection i of n (in the drain's order) gets its goaway,
-// from the drain's start: its pace's time, or the grace if the pace would
-// tell it later (the gateway then tells everyone left at once).
+// at is when the pace asks connection i of n (in the drain's order) to
+// leave, from the drain's start: its pace's time, or the grace if the pace
+// would tell it later (the gateway then tells everyone left at once).
 func (g *goaways) at(i, n int) time.Duration { return min(g.pace.GoawayAt(i, n), g.grace) }
+
+// sent is when each of n connections' goaways leaves, from the drain's
+// start: asked at its pace's time, written at the gateway's goaway rate.
+func (g *goaways) sent(n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = g.at(i, n)
+	}
+	if g.capacity != nil {
+		g.capacity.GoawaysSent(out)
+	}
+	return out
+}
 
 // cut reports whether the pace of n connections runs past the grace.
 func (g *goaways) cut(n int) bool { return g.pace.Span(n) > g.grace }
@@ -50,7 +67,7 @@ func (st *storm) drainResult(res Result) *DrainResult {
 	out := &DrainResult{Clients: s.Clients, GraceMs: ms(s.Failure.Grace), DrainMs: last - ms(s.Disconnect.At),
 		Attempts: res.Attempts, Rejected: res.Rejected, Unavailable: res.Unavailable}
 	if g := st.goaways; g != nil {
-		out.PaceMs = ms(g.at(s.Clients-1, s.Clients))
+		out.PaceMs = ms(st.goawayAt[s.Clients-1])
 		if g.cut(s.Clients) {
 			for i := s.Clients - 1; i >= 0 && g.pace.GoawayAt(i, s.Clients) > g.grace; i-- {
 				out.CutGoaways++

@@ -205,3 +205,30 @@ func TestDrainWarnings(t *testing.T) {
 		t.Errorf("warnings %q, want one: a fixed hint with pace all", w)
 	}
 }
+
+// TestGoawaysAtTheGatewaysRate: a gateway that writes 10 goaways a second
+// (capacity.goaway_per_s), draining 5 clients all at once at t = 1 s,
+// gets them out at 1, 1.1, 1.2, 1.3 and 1.4 s; paced 300 ms apart, slower
+// than its rate, each leaves at its pace's time.
+func TestGoawaysAtTheGatewaysRate(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		pace models.DrainPaceSpec
+		want []time.Duration
+	}{
+		{models.DrainPaceSpec{Kind: models.PaceAll}, []time.Duration{1000 * ms, 1100 * ms, 1200 * ms, 1300 * ms, 1400 * ms}},
+		{models.DrainPaceSpec{Kind: models.PaceSpread, MaxGap: 300 * ms}, []time.Duration{1000 * ms, 1300 * ms, 1600 * ms, 1900 * ms, 2200 * ms}},
+	} {
+		s := drainScenario(5, c.pace, 10*time.Second)
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 1e6, GoawayPerS: 10}
+		got, res := firstAttempts(t, resolved(t, s))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: first attempts %v, want %v", c.pace.Kind, got, c.want)
+		}
+		if want := ms2(c.want[4] - time.Second); res.Drain.PaceMs != want {
+			t.Errorf("%s: last goaway %v ms, want %v", c.pace.Kind, res.Drain.PaceMs, want)
+		}
+	}
+}
+
+func ms2(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -147,6 +147,9 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 		if r.IntN(3) == 0 {
 			s.Capacity.MaxQueue = 1 + r.IntN(50)
 		}
+		if r.IntN(3) == 0 {
+			s.Capacity.GoawayPerS = 100 + r.Float64()*50000
+		}
 	}
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}

@@ -44,6 +44,7 @@ type storm struct {
 	queues     []*models.HandshakeQueue // per gateway (index as in decide); nil without a capacity
 	draining   bool                     // the failure is a planned drain
 	goaways    *goaways                 // the drain section's schedule; nil: the seed's drain
+	goawayAt   []time.Duration          // with goaways, when each client's goaway leaves
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
@@ -84,8 +85,9 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		if s.DrainPolicy != nil {
 			st.b, _ = policies.New(*s.DrainPolicy) // validated by Resolve
 		}
-		if s.Drain != nil {
+		if s.Drain != nil || (s.Capacity != nil && s.Capacity.GoawayPerS > 0 && !s.Failure.Spread) {
 			st.goaways = newGoaways(s, s.Failure.Grace, s.drainDestinations()[0], seed)
+			st.goawayAt = st.goaways.sent(s.Clients)
 		}
 	}
 	if policies.UsesPrevious(st.b.Policy) {
@@ -160,7 +162,7 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 	t := st.s.Disconnect.At
 	switch {
 	case st.goaways != nil:
-		t += st.goaways.at(int(c), st.s.Clients)
+		t += st.goawayAt[c]
 	case st.draining:
 		t += st.s.Failure.GoawayAt(st.seed, uint64(c))
 	case st.s.Detection != nil:
@@ -172,7 +174,7 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 // firstSend is when client c sends its first attempt.
 func (st *storm) firstSend(c uint32) time.Duration {
 	if g := st.goaways; g != nil {
-		t := g.at(int(c), st.s.Clients)
+		t := st.goawayAt[c]
 		return st.s.Disconnect.At + t + g.firstWait(uint64(c), int(c), t)
 	}
 	return st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)

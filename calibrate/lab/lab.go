@@ -395,6 +395,12 @@ func (r *labRun) drain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	origin := r.storm.T0().Add(durationOfMs(d.Summary.StartMs))
+	for _, ev := range r.storm.Events() {
+		if ev.Kind == client.EventGoaway && !ev.Time.Before(origin) {
+			d.GoawaysMs = append(d.GoawaysMs, ms(ev.Time.Sub(origin)))
+		}
+	}
 	if d.ExitCode, err = r.gwB.wait(ctx, gatewayExitWait+p.DrainGrace); err != nil {
 		return err
 	}

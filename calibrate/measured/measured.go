@@ -156,6 +156,9 @@ type Drain struct {
 	// drain, reported only.
 	Pace string `json:"pace,omitempty"`
 	Hint string `json:"hint,omitempty"`
+	// GoawaysMs are the clients' goaways as they received them, ms from
+	// the SIGTERM: how fast the gateway got them out.
+	GoawaysMs []float64 `json:"goaways_ms,omitempty"`
 }
 
 // Load is the machine around a real run: the real storm shares it, and
