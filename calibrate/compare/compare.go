@@ -534,10 +534,16 @@ var deploySeriesDefs = []seriesOf{
 		func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 }
 
+// drainSeries is a drain's series at the fresh gateway's decisions, where
+// the simulator counts it; by the clients' midpoints when the run has
+// none.
 func drainSeries(v func(storm.Series) []int64) func(*measured.Run) []float64 {
 	return func(r *measured.Run) []float64 {
-		if r.Drain == nil {
+		switch {
+		case r.Drain == nil:
 			return nil
+		case r.Drain.Decisions != nil:
+			return int64s(v(storm.Series{Attempts: r.Drain.Decisions.Attempts, Accepts: r.Drain.Decisions.Accepts}))
 		}
 		return int64s(v(r.Drain.Summary.Series))
 	}
@@ -552,10 +558,15 @@ func simDrainSeries(v func(*sim.Series) []int64) func(*sim.Result) []float64 {
 	}
 }
 
+// deploySeries is a deploy's series at its gateways' decisions, by the
+// clients' midpoints when the run has none.
 func deploySeries(v func(storm.Series) []int64) func(*measured.Run) []float64 {
 	return func(r *measured.Run) []float64 {
-		if r.Deploy == nil {
+		switch {
+		case r.Deploy == nil:
 			return nil
+		case r.DeployDecisions != nil:
+			return int64s(v(storm.Series{Attempts: r.DeployDecisions.Attempts, Accepts: r.DeployDecisions.Accepts}))
 		}
 		return int64s(v(r.Deploy.Series))
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/client"
+	"stormsim/gateway/logline"
 	"stormsim/gateway/storm"
 	"stormsim/models"
 )
@@ -142,6 +144,20 @@ func (r *labRun) runDeploy(ctx context.Context) error {
 		return err
 	}
 	r.res.Deploy = &sum
+	origin := r.storm.T0().Add(durationOfMs(sum.StartMs))
+	sent := sentTimes(r.storm.Events())
+	var decisions measured.Series
+	for _, proc := range r.procs {
+		if !slices.ContainsFunc(proc.log.all(), func(l logLine) bool { return l.Msg == logline.Admitted }) {
+			continue // admitted nobody in the deploy: a process that only held clients before it
+		}
+		dec, err := decisionsOf(proc.log.all(), origin, sent)
+		if err != nil {
+			return fmt.Errorf("gateway %s: %w", proc.spec.ID, err)
+		}
+		decisions.Merge(dec.series(p.Window, 0))
+	}
+	r.res.DeployDecisions = &decisions
 	r.progress("deploy settled: %d attempts, %d goaways, %d clients drained more than once, last back after %.0f ms",
 		sum.Attempts, sum.Goaways, sum.DrainedMoreThanOnce, sum.DurationMs)
 	return nil

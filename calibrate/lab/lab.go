@@ -401,6 +401,12 @@ func (r *labRun) drain(ctx context.Context) error {
 			d.GoawaysMs = append(d.GoawaysMs, ms(ev.Time.Sub(origin)))
 		}
 	}
+	dec, err := decisionsOf(gwC.log.all(), origin, sentTimes(r.storm.Events()))
+	if err != nil {
+		return fmt.Errorf("gateway %s: %w", GatewayDrainDest, err)
+	}
+	series := dec.series(p.Window, 0)
+	d.Decisions = &series
 	if d.ExitCode, err = r.gwB.wait(ctx, gatewayExitWait+p.DrainGrace); err != nil {
 		return err
 	}

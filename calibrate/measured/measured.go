@@ -50,6 +50,9 @@ type Run struct {
 	// summed over the drains.
 	DeployExits      []int `json:"deploy_exits,omitempty"`
 	DeployRoutesLeft int64 `json:"deploy_routes_left,omitempty"`
+	// DeployDecisions is the deploy counted at its gateways' admission
+	// decisions, every process's, where the simulator counts it.
+	DeployDecisions *Series `json:"deploy_decisions,omitempty"`
 
 	// Outcome is how the crash storm ended at the scenario's horizon; nil
 	// when the scenario has none (the storm was watched until everyone was
@@ -159,6 +162,9 @@ type Drain struct {
 	// GoawaysMs are the clients' goaways as they received them, ms from
 	// the SIGTERM: how fast the gateway got them out.
 	GoawaysMs []float64 `json:"goaways_ms,omitempty"`
+	// Decisions is the drain counted where the simulator counts it, at
+	// the fresh gateway's admission decisions; the comparison uses it.
+	Decisions *Series `json:"decisions,omitempty"`
 }
 
 // Load is the machine around a real run: the real storm shares it, and
@@ -222,4 +228,21 @@ func (o *Outcome) AddClaim(i int, wasted bool) {
 func (o *Outcome) FinishSeries() {
 	n := max(len(o.GoodputSeries), len(o.WastedSeries))
 	o.GoodputSeries, o.WastedSeries = pad(o.GoodputSeries, n), pad(o.WastedSeries, n)
+}
+
+// Merge adds o's windows to s's (the decisions of several gateways).
+func (s *Series) Merge(o Series) {
+	for i, v := range o.Attempts {
+		grow(&s.Attempts, i)
+		s.Attempts[i] += v
+	}
+	for i, v := range o.Accepts {
+		grow(&s.Accepts, i)
+		s.Accepts[i] += v
+	}
+	for i, v := range o.Rejects {
+		grow(&s.Rejects, i)
+		s.Rejects[i] += v
+	}
+	s.Finish()
 }
