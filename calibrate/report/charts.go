@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
@@ -176,6 +177,12 @@ func bandChart(dir string, rep *Report, sm Simulation, c compare.SeriesCompariso
 	pl.Title.TextStyle.Font.Size = vg.Points(12)
 	pl.Title.Padding = vg.Points(6)
 	pl.X.Label.Text = "time since the crash (s)"
+	switch {
+	case strings.HasPrefix(c.Series, "drain."):
+		pl.X.Label.Text = "time since the drain's SIGTERM (s)"
+	case strings.HasPrefix(c.Series, "deploy."):
+		pl.X.Label.Text = "time since the deploy's first drain (s)"
+	}
 	pl.Y.Label.Text = c.Series + " per window"
 	pl.Add(plotter.NewGrid())
 	pl.Legend.Top = true

@@ -53,4 +53,8 @@ for name in lab-60 lab-1000 predict-bucket predict-decorrelated predict-500 pred
 		cp "$out/$name/charts/$chart.png" "$img/$name-$chart.png"
 	done
 done
+for name in drain-all drain-spread drain-reserved; do
+	cp "$out/$name/charts/band-drain.attempts.png" "$img/$name-band-attempts.png"
+done
+cp "$out/deploy-lab/charts/band-deploy.attempts.png" "$img/deploy-lab-band-attempts.png"
 echo "tables in $out/*.txt, charts copied to $img/"
