@@ -49,6 +49,7 @@ var commands = []*command{
 	cmdMerge,
 	cmdPlot,
 	cmdPolicies,
+	cmdReport,
 	cmdRun,
 	cmdSweep,
 	cmdValidate,
