@@ -235,7 +235,13 @@ func (c *calibration) resume() error {
 // conclude fits, simulates, compares and writes what measure measured,
 // calibration.json with the measurements first.
 func (c *calibration) conclude(ctx context.Context) error {
-	f, fitErr := fit.Runs(c.rep.Real)
+	var f fit.Fit
+	var fitErr error
+	if c.plan.Deploy != nil {
+		fitErr = errors.New("a rolling deploy has no crash storm to fit the gateway on: its model is the one --model gives")
+	} else {
+		f, fitErr = fit.Runs(c.rep.Real)
+	}
 	c.rep.Fit = f
 	c.rep.Incomplete = ""
 	if fitErr != nil {
@@ -314,6 +320,9 @@ func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 	files, err := modelFiles(opt.Models)
 	if err != nil {
 		return nil, err
+	}
+	if c.plan.Deploy != nil && len(files) == 0 {
+		return nil, errors.New("a rolling deploy is measured against a model fitted on a crash storm: give one with --model (e.g. --model 'DIR/calibrated-run-*.yaml' of a calibration of configs/seed-lab-1000.yaml)")
 	}
 	for _, file := range files {
 		m, err := loadModel(file)

@@ -54,6 +54,7 @@ func runRun(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnSettings(e.stderr, cmd.name, file.Scenario)
 	// The directory is checked before the run, so that a long run is not
 	// lost to a directory it cannot write.
 	var dir *outdir.Dir
@@ -193,6 +194,14 @@ func warnHorizon(w io.Writer, doc *results.Document) {
 		}
 		fmt.Fprintf(w, "stormsim: %s stopped at its horizon, %s of simulated time, without converging (%s): %s of %s clients connected; a longer horizon (the config's horizon:) looks further\n",
 			safetext.Terminal(r.Policy), human.Millis(o.HorizonMs), o.Outcome, human.Count(o.Connected), human.Count(int64(r.Clients)))
+	}
+}
+
+// warnSettings says, on stderr, which settings of s act but not as one
+// would expect (sim.Scenario.Warnings).
+func warnSettings(w io.Writer, command string, s *sim.Scenario) {
+	for _, warning := range s.Warnings() {
+		fmt.Fprintf(w, "stormsim %s: warning: %s\n", command, warning)
 	}
 }
 

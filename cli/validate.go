@@ -83,6 +83,11 @@ func validateScenario(e *env, cmd *command, sf scenarioFlags, rf runFlags, limit
 	_, err = fmt.Fprintf(e.stdout, "%s: ok: %s, %s clients, %s, policies %s (config %s)\n  estimate: %s\n",
 		safetext.Terminal(sf.configPath), results.DisplayName(s.Name), human.Count(int64(s.Clients)), s.Admission.New(), strings.Join(labels, ", "), file.Hash(),
 		est.Summary(limits))
+	for _, w := range s.Warnings() {
+		if err == nil {
+			_, err = fmt.Fprintf(e.stdout, "  warning: %s\n", w)
+		}
+	}
 	return err
 }
 

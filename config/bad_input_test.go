@@ -220,4 +220,4 @@ func TestSyntaxErrorLines(t *testing.T) {
 // decoder offers them: sim.Scenario's fields, with checks (which the
 // config package keeps beside the scenario) after horizon.
 const scenarioKeys = "name, seed, clients, disconnect, initial_jitter, admission, policies, metrics, replications, horizon, " +
-	"checks, failure, detection, lease, network, capacity, gateways, database, drain_policy, then_drain"
+	"checks, failure, detection, lease, network, capacity, gateways, database, drain_policy, then_drain, drain, deploy"

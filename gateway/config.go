@@ -73,8 +73,19 @@ type Config struct {
 	// the model's capacity.max_queue. 0 is no limit.
 	MaxClaimsInflight int
 	// DrainGrace bounds how long a drain waits for connections to close
-	// before it force-closes them and releases leftover routes.
+	// before it force-closes them and releases leftover routes; a paced
+	// drain sends every goaway it has not sent by then at once.
 	DrainGrace time.Duration
+	// DrainPace says when a drain sends each connection its goaway
+	// (models.DrainPaceSpec.GoawayAt, the simulator's rule); the zero
+	// value is models.PaceAll, everyone at once.
+	DrainPace models.DrainPaceSpec
+	// ReconnectHint is the delay each goaway tells its client to wait
+	// (reconnect_after_ms; models.ReconnectHintSpec.Hint); the zero value
+	// sends none. A reserved hint without a rate reserves by this
+	// gateway's own admission (AdmitRate, AdmitBurst), as if its peers
+	// admitted alike.
+	ReconnectHint models.ReconnectHintSpec
 	// MaxConns caps the open TCP connections (sessions, requests and idle
 	// keep-alives). At the cap an idle keep-alive connection is closed to
 	// make room, or else the new connection gets a canned 503 and is
@@ -175,6 +186,9 @@ func (c Config) Validate() error {
 	case c.LogRejections != RejectionSummary && c.LogRejections != RejectionEach:
 		return &ConfigError{"log-rejections", "must be summary or each", fmt.Sprintf("%q", c.LogRejections)}
 	}
+	if err := c.validateDrain(); err != nil {
+		return err
+	}
 	if err := c.admission().Validate(); err != nil {
 		var pe *param.Error
 		if errors.As(err, &pe) {
@@ -200,4 +214,38 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateDrain checks the drain's pace and hint, as Validate's other
+// checks, naming the flag.
+func (c Config) validateDrain() error {
+	named := func(flag string, err error) error {
+		var pe *param.Error
+		if errors.As(err, &pe) {
+			return &ConfigError{flag, pe.Key + ": " + pe.Problem, pe.Got}
+		}
+		return &ConfigError{flag, err.Error(), "?"}
+	}
+	pace := c.DrainPace
+	if err := pace.Validate(); err != nil {
+		return named("drain-pace", err)
+	}
+	hint := c.drainHint()
+	if hint.Kind == models.HintReserved && hint.Rate == 0 {
+		return &ConfigError{"reconnect-hint", "a reserved hint needs rate=R (this gateway admits without a rate to reserve by)", hint.String()}
+	}
+	if err := hint.Validate(); err != nil {
+		return named("reconnect-hint", err)
+	}
+	return nil
+}
+
+// drainHint is ReconnectHint with a reserved hint's rate and burst
+// defaulted to this gateway's admission.
+func (c Config) drainHint() models.ReconnectHintSpec {
+	h := c.ReconnectHint
+	if c.AdmitRate > 0 {
+		h.Reserve(c.AdmitRate, c.AdmitBurst)
+	}
+	return h
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"stormsim/gateway"
+	"stormsim/models"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -28,6 +29,21 @@ func TestConfigValidate(t *testing.T) {
 		{"rate below 0.001", func(c *gateway.Config) { c.AdmitRate = 0.0001 }, "--admit-rate"},
 		{"negative retry-after", func(c *gateway.Config) { c.RetryAfter = -time.Second }, "--retry-after"},
 		{"negative drain grace", func(c *gateway.Config) { c.DrainGrace = -1 }, "--drain-grace"},
+		{"a paced drain", func(c *gateway.Config) {
+			c.DrainPace = models.DrainPaceSpec{Kind: models.PaceBatches, Size: 100, Interval: time.Second}
+		}, ""},
+		{"batches without an interval", func(c *gateway.Config) {
+			c.DrainPace = models.DrainPaceSpec{Kind: models.PaceBatches, Size: 100}
+		}, "--drain-pace"},
+		{"a reserved hint by its own bucket", func(c *gateway.Config) {
+			c.AdmitRate, c.ReconnectHint = 40, models.ReconnectHintSpec{Kind: models.HintReserved}
+		}, ""},
+		{"a reserved hint with nothing to reserve", func(c *gateway.Config) {
+			c.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintReserved}
+		}, "--reconnect-hint"},
+		{"a fixed hint without a delay", func(c *gateway.Config) {
+			c.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintFixed}
+		}, "--reconnect-hint"},
 	}
 	for _, c := range cases {
 		cfg := ok

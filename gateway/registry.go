@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"stormsim/gateway/protocol"
 )
 
 // conn is one device connection from the moment its handshake is about to
@@ -33,6 +35,11 @@ type conn struct {
 	terminated bool
 	code       websocket.StatusCode
 	reason     string
+	// drainPlace is the connection's place in a drain's order, and
+	// drainBegan the drain's start: the goaway's hint is computed from
+	// them when the goaway is written.
+	drainPlace int
+	drainBegan time.Time
 }
 
 func newConn(id, device string, epoch, attempt int64) *conn {
@@ -50,6 +57,27 @@ func (c *conn) terminate(code websocket.StatusCode, reason string) bool {
 	c.terminated, c.code, c.reason = true, code, reason
 	close(c.stop)
 	return true
+}
+
+// goaway asks the session to send a goaway, the connection being number
+// place of the drain that began at began, then close 1001; the first
+// termination request wins.
+func (c *conn) goaway(place int, began time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terminated {
+		return false
+	}
+	c.terminated, c.code, c.reason, c.drainPlace, c.drainBegan = true, protocol.CloseGoingAway, "drain", place, began
+	close(c.stop)
+	return true
+}
+
+// drainOrder is the connection's place in its drain and the drain's start.
+func (c *conn) drainOrder() (int, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drainPlace, c.drainBegan
 }
 
 // termination returns the requested close, if any.

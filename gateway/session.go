@@ -63,7 +63,7 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 	code, reason, ours := c.termination()
 	if ours {
 		if code == protocol.CloseGoingAway {
-			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason}); err == nil {
+			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason, ReconnectAfterMs: g.reconnectAfter(c)}); err == nil {
 				g.goawaySent.Add(1)
 				g.log.Info(logline.GoawaySent, logline.KeyDevice, c.device, logline.KeyConn, c.id)
 			}

@@ -26,3 +26,21 @@ func ExampleTokenBucket() {
 	// 10 4
 	// 20
 }
+
+// Phoenix's drainer tells 10,000 sockets every 2 s: of 25,000
+// connections, number 9,999 leaves at once, 10,000 after 2 s and the last
+// after 4 s. A reserved hint at 100 slots/s with a burst of 10 then has
+// the goaway of the 20th client (k = 19) told at once wait 100 ms.
+func ExampleDrainPaceSpec_GoawayAt() {
+	p := models.DrainPaceSpec{Kind: models.PacePhoenix}
+	if err := p.Validate(); err != nil {
+		panic(err)
+	}
+	fmt.Println(p.GoawayAt(9_999, 25_000), p.GoawayAt(10_000, 25_000), p.Span(25_000))
+	h := models.ReconnectHintSpec{Kind: models.HintReserved, Rate: 100, Burst: 10}
+	hint, _ := h.Hint(19, 0, 0)
+	fmt.Println(hint)
+	// Output:
+	// 0s 2s 4s
+	// 100ms
+}

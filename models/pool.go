@@ -68,3 +68,13 @@ func (p *PoolSpec) DownAt(seed uint64) time.Duration {
 	}
 	return phase
 }
+
+// RandomPick is a random balancer's choice among n gateways (an index in
+// [0, n)) for client's attempt number attempt of round round: a uniform
+// draw keyed by all three, so every attempt of every round draws afresh.
+// A deploy's simulator and its real lab pick alike (round: the client's
+// goaways so far).
+func RandomPick(seed, client, attempt, round uint64, n int) int {
+	u := rng.Draw(seed, client, attempt|round<<32, rng.StreamBalancer)
+	return int(rng.UniformDuration(u, time.Duration(n)))
+}

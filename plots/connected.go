@@ -12,7 +12,8 @@ import (
 
 // connectedFraction is the running sum of accepts over clients at the end
 // of each window; with an outcome, of the useful claims (an accept whose
-// client had given up connects nobody).
+// client had given up connects nobody); in a deploy, from everyone, less
+// the goaways.
 func connectedFraction(p *PolicySeries) []float64 {
 	if p.Clients <= 0 {
 		return nil
@@ -23,8 +24,14 @@ func connectedFraction(p *PolicySeries) []float64 {
 	}
 	out := make([]float64, len(connects))
 	sum := 0.0
+	if p.GoawaysPerWindow != nil {
+		sum = float64(p.Clients) // a deploy's clients start connected
+	}
 	for i, v := range connects {
 		sum += v
+		if i < len(p.GoawaysPerWindow) {
+			sum -= p.GoawaysPerWindow[i]
+		}
 		out[i] = sum / float64(p.Clients)
 	}
 	return out
@@ -58,7 +65,11 @@ func connectedChart(runs []Run, ds []drawn, opt Options) *figure {
 		// since a ramp from the axis minimum would invent early connects.
 		var xs, ys []float64
 		if !ta.log {
-			xs, ys = []float64{0}, []float64{0}
+			start := 0.0
+			if d.p.GoawaysPerWindow != nil {
+				start = 1 // a deploy's clients start connected
+			}
+			xs, ys = []float64{0}, []float64{start}
 		}
 		end := math.Inf(1) // a storm the horizon cut ends there, in the middle of its last window
 		if runsToHorizon(len(frac), d.p.WindowMs, d.p.HorizonMs) {
@@ -99,6 +110,9 @@ func connectedTitle(ds []drawn) string {
 	}
 	var ps []p99
 	stalled, stalledAt := "", 1.0 // the storm that ends furthest from 99 %
+	if title, ok := deployTitle(ds); ok {
+		return title
+	}
 	for _, d := range ds {
 		frac := connectedFraction(d.p)
 		if last := 0.0; len(frac) > 0 {
@@ -130,4 +144,24 @@ func connectedTitle(ds []drawn) string {
 	}
 	return fmt.Sprintf("99%% of clients connected after %s with %s, %s with %s (%s longer)",
 		fmtDuration(best.ms), best.label, fmtDuration(worst.ms), worst.label, fmtRatio(worst.ms/best.ms))
+}
+
+// deployTitle, when every policy is a rolling deploy's, says how few
+// clients were connected at the deepest dip.
+func deployTitle(ds []drawn) (string, bool) {
+	label, low := "", 1.0
+	for _, d := range ds {
+		if d.p.GoawaysPerWindow == nil {
+			return "", false
+		}
+		for _, v := range connectedFraction(d.p) {
+			if v < low {
+				label, low = d.label, v
+			}
+		}
+	}
+	if label == "" {
+		return "", false
+	}
+	return fmt.Sprintf("Through the deploy, %s connected at the lowest (%s)", fmtPercent(low), label), true
 }

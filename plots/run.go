@@ -50,6 +50,9 @@ type PolicySeries struct {
 
 	AttemptsPerWindow []float64 // handshakes that reached admission
 	AcceptsPerWindow  []float64 // handshakes admitted; their running sum over Clients is the connected fraction
+	// GoawaysPerWindow, in a rolling deploy, is the goaways sent: every
+	// client starts connected, and leaves and comes back again.
+	GoawaysPerWindow []float64
 
 	ConnectP99Ms  float64 // 99th percentile connect time, marked on the connected chart; 0: none (a storm that never ended)
 	ConvergenceMs float64 // time of the last successful connect; 0 when the storm did not converge
@@ -142,6 +145,10 @@ func FromResults(name string, seed uint64, results []sim.Result, capacityPerWind
 			ConnectP99Ms:      res.ConnectMs.P99,
 		}
 		p.ConvergenceMs, _ = res.Convergence() // 0, drawn nowhere, when it did not converge
+		if res.Deploy != nil {
+			p.GoawaysPerWindow = int64s(res.Series.Goaways)
+			p.ConnectP99Ms = 0 // over every reconnect of the deploy: not 99 % of the clients
+		}
 		if o := res.OutcomeResult; o != nil && !o.Converged {
 			p.ConnectP99Ms = 0 // over the clients that connected: not 99 % of all
 			p.HorizonMs = o.HorizonMs

@@ -232,3 +232,16 @@ func (b *Backoff) MaxWait(retryAfter time.Duration) time.Duration {
 func InitialWait(seed, client uint64, jitter time.Duration) time.Duration {
 	return rng.UniformDuration(rng.Draw(seed, client, 0, rng.StreamInitial), jitter)
 }
+
+// FirstWait is the wait before a round's first attempt: the reconnect hint
+// of the goaway that began the round when it carried one (hinted), else
+// InitialWait. The hint replaces the initial jitter rather than adding to
+// it: the gateway has already spread its clients (a reserved hint is a
+// slot of its admission), and a jitter on top would bunch them again.
+// Backoff after a failed attempt is the policy's, Retry-After included.
+func FirstWait(seed, client uint64, jitter, hint time.Duration, hinted bool) time.Duration {
+	if hinted {
+		return hint
+	}
+	return InitialWait(seed, client, jitter)
+}

@@ -159,6 +159,7 @@ var sectionModels = map[string][]string{
 	"detection": {"detection"},
 	"reclaim":   {"lease"},
 	"drain":     {"then_drain", "failure"},
+	"deploy":    {"deploy"},
 	"database":  {"database"},
 	"gateways":  {"gateways"},
 }

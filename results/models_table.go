@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"slices"
 
 	"stormsim/internal/human"
@@ -65,6 +66,18 @@ var modelColumnGroups = []struct {
 		{"drain", ifDrain(func(x *sim.DrainResult) string { return human.Millis(x.DrainMs) })},
 		{"leftover routes", ifDrain(func(x *sim.DrainResult) string { return human.Count(x.LeftoverRoutes) })},
 	}},
+	{func(r *sim.Result) bool { return r.Drain != nil && (r.Drain.Series != nil || r.Drain.PaceMs > 0) }, []modelColumn{
+		{"last goaway", ifDrain(func(x *sim.DrainResult) string { return human.Millis(x.PaceMs) })},
+		{"drain refused", ifDrain(func(x *sim.DrainResult) string { return human.Count(x.Rejected + x.Unavailable) })},
+	}},
+	{func(r *sim.Result) bool { return r.Deploy != nil }, []modelColumn{
+		{"deploy", ifDeploy(func(x *sim.DeployResult) string { return human.Millis(x.DurationMs) })},
+		{"reconnects p50/p99/max", ifDeploy(func(x *sim.DeployResult) string {
+			return fmt.Sprintf("%d/%d/%d", x.Reconnects.P50, x.Reconnects.P99, x.Reconnects.Max)
+		})},
+		{"drained 2+", ifDeploy(func(x *sim.DeployResult) string { return human.Count(x.DrainedMoreThanOnce) })},
+		{"offline client-s", ifDeploy(func(x *sim.DeployResult) string { return human.Fixed(x.ClientSecondsOffline, 1) })},
+	}},
 	{func(r *sim.Result) bool { return r.Database != nil }, []modelColumn{
 		{"db peak rows/s", ifDatabase(func(x *sim.DatabaseResult) string { return human.Count(int64(x.PeakRowsPerS + 0.5)) })},
 		{"above budget", ifDatabase(func(x *sim.DatabaseResult) string {
@@ -76,7 +89,7 @@ var modelColumnGroups = []struct {
 	}},
 }
 
-// ifReclaim, ifDrain and ifDatabase make a cell of a model's section:
+// ifReclaim, ifDrain, ifDeploy and ifDatabase make a cell of a model's section:
 // "-" for a result without it.
 func ifReclaim(f func(*sim.ReclaimResult) string) func(*sim.Result) string {
 	return func(r *sim.Result) string {
@@ -93,6 +106,15 @@ func ifDrain(f func(*sim.DrainResult) string) func(*sim.Result) string {
 			return "-"
 		}
 		return f(r.Drain)
+	}
+}
+
+func ifDeploy(f func(*sim.DeployResult) string) func(*sim.Result) string {
+	return func(r *sim.Result) string {
+		if r.Deploy == nil {
+			return "-"
+		}
+		return f(r.Deploy)
 	}
 }
 

@@ -1,9 +1,62 @@
 package sim
 
 import (
+	"time"
+
 	"stormsim/models"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
+
+// goaways is a paced drain's schedule, as the drain section says: when
+// each connection of a draining gateway gets its goaway, and the delay
+// the goaway carries.
+type goaways struct {
+	pace     models.DrainPaceSpec
+	hint     models.ReconnectHintSpec // reserved's rate and burst filled in
+	grace    time.Duration
+	seed     uint64
+	jitter   time.Duration        // initial_jitter: the first wait without a hint
+	capacity *models.CapacitySpec // how fast the goaways get out; nil: at once
+}
+
+func newGoaways(s *Scenario, grace time.Duration, dest drainDestination, seed uint64) *goaways {
+	g := &goaways{pace: models.DrainPaceSpec{Kind: models.PaceAll}, grace: grace, seed: seed, jitter: s.InitialJitter, capacity: s.Capacity}
+	if s.Drain != nil {
+		g.pace, g.hint = s.Drain.Pace, s.Drain.ReconnectHint
+	}
+	g.hint.Reserve(dest.rate, dest.burst)
+	return g
+}
+
+// at is when the pace asks connection i of n (in the drain's order) to
+// leave, from the drain's start: its pace's time, or the grace if the pace
+// would tell it later (the gateway then tells everyone left at once).
+func (g *goaways) at(i, n int) time.Duration { return min(g.pace.GoawayAt(i, n), g.grace) }
+
+// sent is when each of n connections' goaways leaves, from the drain's
+// start: asked at its pace's time, written at the gateway's goaway rate.
+func (g *goaways) sent(n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = g.at(i, n)
+	}
+	if g.capacity != nil {
+		g.capacity.GoawaysSent(out)
+	}
+	return out
+}
+
+// cut reports whether the pace of n connections runs past the grace.
+func (g *goaways) cut(n int) bool { return g.pace.Span(n) > g.grace }
+
+// firstWait is how long client c, connection i of the drain told at
+// goaway after its start, waits before its first attempt
+// (policies.FirstWait: the hint, or the initial jitter).
+func (g *goaways) firstWait(c uint64, i int, goaway time.Duration) time.Duration {
+	hint, hinted := g.hint.Hint(i, goaway, rng.Draw(g.seed, c, 0, rng.StreamHint))
+	return policies.FirstWait(g.seed, c, g.jitter, hint, hinted)
+}
 
 // drainResult reports a planned drain: each connection is closed right after
 // its goaway, releasing its route, so the gateway holds a route at exit only
@@ -13,6 +66,15 @@ func (st *storm) drainResult(res Result) *DrainResult {
 	last, _ := res.Convergence()
 	out := &DrainResult{Clients: s.Clients, GraceMs: ms(s.Failure.Grace), DrainMs: last - ms(s.Disconnect.At),
 		Attempts: res.Attempts, Rejected: res.Rejected, Unavailable: res.Unavailable}
+	if g := st.goaways; g != nil {
+		out.PaceMs = ms(st.goawayAt[s.Clients-1])
+		if g.cut(s.Clients) {
+			for i := s.Clients - 1; i >= 0 && g.pace.GoawayAt(i, s.Clients) > g.grace; i-- {
+				out.CutGoaways++
+			}
+		}
+		return out
+	}
 	for c := 0; c < s.Clients; c++ {
 		if s.Failure.GoawayAt(st.seed, uint64(c)) > s.Failure.Grace {
 			out.LeftoverRoutes++
@@ -36,5 +98,9 @@ func thenDrain(s *Scenario, underTest *policies.Backoff, seed uint64) *DrainResu
 	// the real client (gateway/client) does.
 	st := newStorm(&d, underTest, seed)
 	runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, nil)
-	return st.result().Drain
+	res := st.result()
+	if s.Drain != nil {
+		res.Drain.Series = &res.Series
+	}
+	return res.Drain
 }

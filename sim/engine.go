@@ -25,7 +25,7 @@ type Progress struct {
 	Now       time.Duration // simulated time of the attempt being processed
 	Horizon   time.Duration // when the run stops at the latest
 	Attempts  int64         // attempts processed so far
-	Connected int64         // clients connected so far
+	Connected int64         // clients connected so far (in a deploy, connected now)
 	Clients   int
 	// Placed is how many clients' first attempts are in place: below
 	// Clients while the storm is set up, before any attempt is processed.
@@ -152,7 +152,13 @@ func (e *engine[E]) run() {
 		e.ahead.start(st, e.minLook, e.offBits)
 		defer e.ahead.stop()
 	}
-	if st.sameStart() {
+	if st.deploy != nil {
+		// Every client starts connected: the deploy's first step is the
+		// first thing that happens.
+		e.cur = int64(st.stepAt>>e.shift) - 1
+		e.cur++
+		e.migrate()
+	} else if st.sameStart() {
 		// Everyone's first attempt is at the same instant, in client order:
 		// process them without storing N events.
 		// They all precede anything they schedule, so the bucket they fall
@@ -188,9 +194,13 @@ func (e *engine[E]) run() {
 		e.cur++
 		e.migrate()
 	}
-	for e.pending > 0 && !e.stopped {
+	for (e.pending > 0 || st.stepAt != never) && !e.stopped {
 		if e.ringCount == 0 && len(e.soon.items) == 0 {
-			e.cur = int64(e.far.items[0].t >> e.shift) // jump over an empty stretch
+			next := st.stepAt
+			if len(e.far.items) > 0 {
+				next = min(next, e.far.items[0].t)
+			}
+			e.cur = max(e.cur, int64(next>>e.shift)) // jump over an empty stretch
 			e.migrate()
 		}
 		e.processBucket()
@@ -280,8 +290,13 @@ func (e *engine[E]) processBucket() {
 		e.ahead.begin(e.cur+1, next.chunks, next.n, after.chunks, after.n)
 	}
 	base := time.Duration(e.cur) * e.width
+	end := base + e.width
 	i := 0
 	for !e.stopped {
+		if e.st.stepAt < end && e.stepDue(evs, i, n, base) {
+			e.st.step(e.push)
+			continue
+		}
 		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
 			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
@@ -296,6 +311,20 @@ func (e *engine[E]) processBucket() {
 		e.pending--
 		e.attempt(te.t, te.client, te.attempts, te.pay, 0)
 	}
+}
+
+// stepDue reports whether the deploy's next step comes before the
+// bucket's next attempt (evs from i, or the soon heap): a step goes first
+// at the same instant.
+func (e *engine[E]) stepDue(evs []E, i, n int, base time.Duration) bool {
+	next := never
+	if i < n {
+		next = base + time.Duration(head(&evs[i]).off)
+	}
+	if len(e.soon.items) > 0 {
+		next = min(next, e.soon.items[0].t)
+	}
+	return e.st.stepAt <= next
 }
 
 // mergeLater returns bucket b's events sorted, given its first
@@ -324,7 +353,11 @@ func (e *engine[E]) attempt(t time.Duration, c, attempts, pay, ahead uint32) {
 	}
 	e.processed++
 	if e.report != nil && e.processed%ProgressEvery == 0 {
-		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: e.st.rec.count, Clients: e.st.s.Clients, Placed: e.st.s.Clients}
+		connected := e.st.rec.count
+		if d := e.st.deploy; d != nil {
+			connected = d.online // a deploy's clients connect again and again
+		}
+		p := Progress{Now: t, Horizon: e.st.horizon, Attempts: e.processed, Connected: connected, Clients: e.st.s.Clients, Placed: e.st.s.Clients}
 		e.stopped = !e.report(p)
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -146,9 +147,72 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 		if r.IntN(3) == 0 {
 			s.Capacity.MaxQueue = 1 + r.IntN(50)
 		}
+		if r.IntN(3) == 0 {
+			s.Capacity.GoawayPerS = 100 + r.Float64()*50000
+		}
 	}
 	if r.IntN(4) == 0 {
 		s.ThenDrain = &DrainPhase{Grace: d(time.Millisecond, time.Second), Spread: r.IntN(2) == 0}
+	}
+	if (s.Draining() || s.ThenDrain != nil) && r.IntN(2) == 0 {
+		if s.Failure != nil {
+			s.Failure.Spread = false
+		}
+		if s.ThenDrain != nil {
+			s.ThenDrain.Spread = false
+		}
+		s.Drain = randomDrain(r, d)
+	}
+	if r.IntN(4) == 0 {
+		addDeploy(r, s, d)
+	}
+}
+
+// randomDrain draws a drain section: any pace, any hint.
+func randomDrain(r *rand.Rand, d func(lo, hi time.Duration) time.Duration) *DrainSpec {
+	var ds DrainSpec
+	switch r.IntN(5) {
+	case 1:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceBatches, Size: 1 + r.IntN(40), Interval: d(time.Millisecond, 300*time.Millisecond)}
+	case 2:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceSpread, Over: d(time.Millisecond, 2*time.Second)}
+		if r.IntN(2) == 0 {
+			ds.Pace.MaxGap = d(time.Microsecond, 20*time.Millisecond)
+		}
+	case 3:
+		ds.Pace = models.DrainPaceSpec{Kind: models.PaceLameDuck, Grace: d(0, 500*time.Millisecond), MaxGap: d(time.Microsecond, 10*time.Millisecond)}
+	case 4:
+		ds.Pace = models.DrainPaceSpec{Kind: []models.DrainPaceKind{models.PacePhoenix, models.PaceAnyCable, models.PaceNATS, models.PaceEnvoy}[r.IntN(4)]}
+	}
+	switch r.IntN(4) {
+	case 1:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintFixed, Delay: d(time.Millisecond, time.Second)}
+	case 2:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintUniform, Over: d(2*time.Millisecond, 2*time.Second)}
+	case 3:
+		ds.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintReserved, Rate: 1 + r.Float64()*1000, Burst: 1 + r.IntN(30)}
+	}
+	return &ds
+}
+
+// addDeploy turns s into a rolling deploy of a pool, with the models a
+// deploy keeps.
+func addDeploy(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Duration) {
+	s.Failure, s.ThenDrain, s.Lease, s.Detection = nil, nil, nil, nil
+	count := 2 + r.IntN(4)
+	s.Gateways = &models.PoolSpec{Count: count, Balancer: []models.Balancer{models.BalancerRandom, models.BalancerRoundRobin, models.BalancerLeastConnections}[r.IntN(3)]}
+	if r.IntN(2) == 0 {
+		s.Gateways.HealthCheck = d(0, 500*time.Millisecond)
+	}
+	wait := r.IntN(3) != 0
+	s.Deploy = &DeploySpec{Order: []DeployOrder{DeployIndex, DeployReverse, DeployRandom}[r.IntN(3)], Batch: 1 + r.IntN(count-1),
+		Pause: d(0, 300*time.Millisecond), Startup: d(0, time.Second), WaitReady: &wait, Grace: d(time.Millisecond, 2*time.Second)}
+	s.Drain = nil
+	if r.IntN(2) == 0 {
+		s.Drain = randomDrain(r, d)
+	}
+	if r.IntN(3) == 0 {
+		s.DrainPolicy = &policies.Spec{Kind: "full", Base: d(time.Millisecond, 50*time.Millisecond), Cap: time.Second}
 	}
 }
 
@@ -197,11 +261,26 @@ func TestEngineMatchesReference(t *testing.T) {
 			core := got
 			core.modelResults = modelResults{Refused: got.Refused, Unavailable: got.Unavailable}
 			core.OutcomeResult, core.Series.Goodput, core.Series.Wasted, core.Series.Queue = nil, nil, nil, nil
+			core.Series.Goaways = nil
 			core.ConvergenceMs = &core.ConnectMs.Max
 			plain := naive.result(b.Spec.Label, s.Clients, got.Abandoned)
 			plain.modelResults = core.modelResults
+			if extra := len(got.Series.Goaways) - len(plain.Series.Attempts); extra > 0 {
+				// A deploy's goaways share the series' windows, after
+				// the last attempt too; the naive tally sees attempts only.
+				pad := func(v []int64) []int64 { return append(v, make([]int64, extra)...) }
+				plain.Series.Attempts, plain.Series.Accepts, plain.Series.Rejects = pad(plain.Series.Attempts), pad(plain.Series.Accepts), pad(plain.Series.Rejects)
+			}
 			if !reflect.DeepEqual(core, plain) {
 				t.Fatalf("case %d: recorder and naive tally differ\nrecorder: %+v\nnaive:    %+v", i, summary(core), summary(plain))
+			}
+		}
+		if d := got.Deploy; d != nil && d.NotBack == 0 && !s.HasTimeouts() {
+			// Every round of a deploy ends in one admitted attempt when
+			// every answer is waited for and everyone got back: a client's
+			// goaways are its admissions.
+			if q, twice := naiveReconnects(s, b); q != d.Reconnects || twice != d.DrainedMoreThanOnce {
+				t.Fatalf("case %d: deploy reconnects %+v (%d more than once), naive count %+v (%d)", i, d.Reconnects, d.DrainedMoreThanOnce, q, twice)
 			}
 		}
 	}
@@ -258,6 +337,26 @@ func trimZeros(s []int64) []int64 {
 	return s
 }
 
+// naiveReconnects runs s on the reference engine, counts each client's
+// admitted attempts and takes their nearest-rank quantiles by sorting.
+func naiveReconnects(s *Scenario, b *policies.Backoff) (CountQuantiles, int64) {
+	admits := make([]int64, s.Clients)
+	referenceRun(s, b, s.Seed, func(a attemptTrace) {
+		if a.out == admitted {
+			admits[a.client]++
+		}
+	})
+	var twice int64
+	for _, n := range admits {
+		if n > 1 {
+			twice++
+		}
+	}
+	slices.Sort(admits)
+	rank := func(q float64) int64 { return admits[max(1, int(math.Ceil(q*float64(len(admits))-1e-9)))-1] }
+	return CountQuantiles{P50: rank(0.5), P99: rank(0.99), Max: admits[len(admits)-1]}, twice
+}
+
 func summary(r Result) string {
 	return fmt.Sprintf("attempts %d accepted %d rejected %d abandoned %d peak %d/%d first %d conv %v q %+v windows %d",
 		r.Attempts, r.Accepted, r.Rejected, r.Abandoned, r.PeakAttemptsPerWindow, r.PeakAcceptsPerWindow,
@@ -277,6 +376,9 @@ func TestEngineMatchesReferenceOnBigBuckets(t *testing.T) {
 	for i := 0; i < n; i++ {
 		s := randomScenario(r)
 		s.Clients = 2000 + r.IntN(20000)
+		if s.Gateways != nil {
+			s.Gateways.Connections = 0 // the new client count's default
+		}
 		s.Network = &models.NetworkSpec{RTT: models.Distribution{Dist: "lognormal", Median: time.Duration(1+r.IntN(50)) * time.Millisecond, Sigma: 0.2 + r.Float64()}}
 		if err := s.Resolve(); err != nil {
 			t.Fatal(err)

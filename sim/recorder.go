@@ -22,6 +22,7 @@ type recorder struct {
 	unavailable int64
 	gateways    []gatewaySeries // per pool gateway; empty without a pool
 	tracked     bool            // goodput and queue are kept
+	allGateways bool            // gateway 0 serves too (a deploy), so its series are kept
 
 	// Connect times arrive in non-decreasing order without network latency;
 	// then they are kept as varint deltas (2-3 bytes a client instead of 8).
@@ -64,7 +65,7 @@ func (r *recorder) init(window time.Duration, gateways, clients int, tracked boo
 func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, gw int, dropped bool) {
 	w := r.index(t)
 	r.attempts.add(w, 1)
-	if len(r.gateways) > 0 && gw > 0 {
+	if len(r.gateways) > 0 && (gw > 0 || gw == 0 && r.allGateways) {
 		r.gateways[gw].attempts.add(w, 1)
 	}
 	if !settled {
@@ -88,7 +89,7 @@ func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, 
 		r.unavailable++
 	}
 	r.rejects.add(w, 1)
-	if len(r.gateways) > 0 && gw > 0 {
+	if len(r.gateways) > 0 && (gw > 0 || gw == 0 && r.allGateways) {
 		r.gateways[gw].rejects.add(w, 1)
 	}
 }
@@ -204,7 +205,11 @@ func (r *recorder) result(policy string, clients int, cutAt time.Duration) Resul
 	res.ConnectMs = r.quantiles()
 	convergence := res.ConnectMs.Max
 	res.ConvergenceMs = &convergence
-	for g := 1; g < len(r.gateways); g++ {
+	first := 1
+	if r.allGateways {
+		first = 0
+	}
+	for g := first; g < len(r.gateways); g++ {
 		s := &r.gateways[g]
 		gr := GatewayResult{Gateway: g, Series: r.trimmed(windows, &s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
 		for w := range gr.Series.Attempts {

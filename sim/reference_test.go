@@ -28,12 +28,19 @@ func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(atte
 		seq++
 		heap.Push(q, refEvent{t: t, seq: seq, client: c, attempts: attempts, pay: pay})
 	}
-	for c := 0; c < s.Clients; c++ {
-		if t, pay := st.firstArrival(uint32(c)); st.within(t) {
-			push(t, uint32(c), 0, pay)
+	if st.deploy == nil {
+		for c := 0; c < s.Clients; c++ {
+			if t, pay := st.firstArrival(uint32(c)); st.within(t) {
+				push(t, uint32(c), 0, pay)
+			}
 		}
 	}
-	for q.Len() > 0 {
+	for q.Len() > 0 || st.stepAt != never {
+		// A deploy's step goes before any attempt at its instant.
+		if st.stepAt != never && (q.Len() == 0 || st.stepAt <= (*q)[0].t) {
+			st.step(push)
+			continue
+		}
 		ev := heap.Pop(q).(refEvent)
 		if next, pay, again := st.handle(ev.t, ev.client, ev.attempts, ev.pay, 0); again {
 			push(next, ev.client, ev.attempts+1, pay)

@@ -55,6 +55,10 @@ type Series struct {
 	Goodput []int64 `json:"goodput,omitempty"`
 	Wasted  []int64 `json:"wasted,omitempty"`
 	Queue   []int64 `json:"queue,omitempty"` // handshakes waiting for their turn at the window's end
+	// Goaways counts a deploy's goaways per window: the clients connected
+	// at a window's end are all of them, less the goaways, plus the
+	// accepts so far.
+	Goaways []int64 `json:"goaways,omitempty"`
 }
 
 // Convergence returns the time of the last successful connect in
@@ -124,6 +128,7 @@ type modelResults struct {
 	Detection   *DetectionResult `json:"detection,omitempty"`
 	Reclaim     *ReclaimResult   `json:"reclaim,omitempty"`
 	Drain       *DrainResult     `json:"drain,omitempty"`
+	Deploy      *DeployResult    `json:"deploy,omitempty"`
 	Database    *DatabaseResult  `json:"database,omitempty"`
 	Gateways    []GatewayResult  `json:"gateways,omitempty"`
 }
@@ -162,6 +167,13 @@ type DrainResult struct {
 	Rejected       int64   `json:"rejected"`
 	Unavailable    int64   `json:"unavailable"`     // 503s from the draining gateway
 	LeftoverRoutes int64   `json:"leftover_routes"` // routes the draining gateway still held at exit
+	// With a drain section: PaceMs is when the last goaway went, from the
+	// drain's start; CutGoaways counts the connections the pace would
+	// have told after the grace, told at the grace instead; Series is the
+	// drain's own per-window series (the storm's, for a failure drain).
+	PaceMs     float64 `json:"pace_ms,omitempty"`
+	CutGoaways int64   `json:"cut_goaways,omitempty"`
+	Series     *Series `json:"series,omitempty"`
 }
 
 // DatabaseResult is the database load the reconnects cause.
@@ -177,7 +189,7 @@ type DatabaseResult struct {
 
 // GatewayResult is one surviving gateway's share of the storm.
 type GatewayResult struct {
-	Gateway              int    `json:"gateway"` // 1..count-1; 0 is the failed one
+	Gateway              int    `json:"gateway"` // 1..count-1, 0 being the failed one; 0..count-1 in a deploy
 	Attempts             int64  `json:"attempts"`
 	Accepted             int64  `json:"accepted"`
 	Rejected             int64  `json:"rejected"`
@@ -218,6 +230,9 @@ func (st *storm) result() Result {
 	}
 	if s.ThenDrain != nil {
 		res.Drain = thenDrain(s, st.underTest, st.seed)
+	}
+	if st.deploy != nil {
+		res.Deploy = st.deployResult(&res)
 	}
 	return res
 }

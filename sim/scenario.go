@@ -42,7 +42,55 @@ type Scenario struct {
 	Database    *models.DatabaseSpec  `yaml:"database"`     // database work per reconnect
 	DrainPolicy *policies.Spec        `yaml:"drain_policy"` // reconnect policy after a goaway (default: the policy under test)
 	ThenDrain   *DrainPhase           `yaml:"then_drain"`   // afterwards, drain the survivor to a fresh gateway
+	Drain       *DrainSpec            `yaml:"drain"`        // how every drain paces its goaways and what they carry
+	Deploy      *DeploySpec           `yaml:"deploy"`       // a rolling restart of the pool instead of a failure
 }
+
+// DrainSpec is how a draining gateway tells its connections to leave, for
+// every drain of the scenario: a failure of kind drain, then_drain and
+// each drain of a deploy. Without it a drain tells everyone at once (or,
+// with the legacy spread: true, at uniform times over its grace) and
+// goaways carry no delay.
+type DrainSpec struct {
+	Pace          models.DrainPaceSpec     `yaml:"pace"`           // when each connection gets its goaway
+	ReconnectHint models.ReconnectHintSpec `yaml:"reconnect_hint"` // the delay a goaway tells the client to wait
+}
+
+// DeploySpec is a rolling restart of the pool (gateways): every gateway
+// is drained in turn, batch gateways at a time, and restarted. The
+// clients start connected, client c to gateway c mod count, and the first
+// batch drains at disconnect.at.
+type DeploySpec struct {
+	Order DeployOrder `yaml:"order"` // which gateway goes first: DeployIndex (default), DeployReverse or DeployRandom
+	Batch int         `yaml:"batch"` // gateways drained at once; default 1, at most count - 1
+	// Pause is the wait from one batch being done (its gateways back in
+	// the balancer's rotation with WaitReady, exited without) to the next
+	// batch's drain.
+	Pause time.Duration `yaml:"pause"`
+	// WaitReady makes each batch wait for the gateways restarted before it
+	// to be back in rotation (default true). Without it the next batch
+	// drains once the previous one's gateways have exited.
+	WaitReady *bool `yaml:"wait_ready"`
+	// Startup is a restarted gateway's start-up time: from its exit to
+	// admitting again (with a fresh, full admission state).
+	Startup time.Duration `yaml:"startup"`
+	// Grace bounds each drain: connections the pace would tell later are
+	// told at the grace. Default the pace preset's shutdown, else 3 s.
+	Grace time.Duration `yaml:"grace"`
+}
+
+// DeployOrder says in which order a deploy drains the gateways.
+type DeployOrder string
+
+// The orders.
+const (
+	DeployIndex   DeployOrder = "index"   // gateway 0, 1, ..., count-1
+	DeployReverse DeployOrder = "reverse" // count-1, ..., 0
+	DeployRandom  DeployOrder = "random"  // a permutation drawn from the seed
+)
+
+// WaitsReady reports d.WaitReady, true when unset.
+func (d *DeploySpec) WaitsReady() bool { return d.WaitReady == nil || *d.WaitReady }
 
 // DrainPhase is a planned drain that follows the storm, as in the seed's
 // lab: once everyone is back, the surviving gateway is drained (SIGTERM) and
@@ -89,6 +137,9 @@ func (s *Scenario) HasTimeouts() bool {
 	}
 	return s.DrainPolicy != nil && s.DrainPolicy.Timeout > 0
 }
+
+// Draining reports whether the failure at t = 0 is a planned drain.
+func (s *Scenario) Draining() bool { return s.Failure != nil && s.Failure.Kind == models.FailureDrain }
 
 // TracksOutcome reports whether results carry an OutcomeResult whatever
 // the run does: the scenario has a horizon, a timeout, shedding or
@@ -192,6 +243,9 @@ func prefixed(prefix string, err error) error {
 }
 
 func (s *Scenario) resolveModels() error {
+	if err := s.resolvePace(); err != nil {
+		return err
+	}
 	if s.Failure != nil {
 		if err := s.Failure.Validate(); err != nil {
 			return prefixed("failure", err)
@@ -252,7 +306,7 @@ func (s *Scenario) resolveModels() error {
 			}
 		}
 	}
-	return nil
+	return s.resolveDrains()
 }
 
 func detectionKind(d *models.DetectionSpec) models.DetectionKind {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"stormsim/models"
@@ -42,9 +43,14 @@ type storm struct {
 	pool       *pool                    // nil without a pool
 	queues     []*models.HandshakeQueue // per gateway (index as in decide); nil without a capacity
 	draining   bool                     // the failure is a planned drain
+	goaways    *goaways                 // the drain section's schedule; nil: the seed's drain
+	goawayAt   []time.Duration          // with goaways, when each client's goaway leaves
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
+
+	deploy *deployment   // nil without a deploy
+	stepAt time.Duration // the deploy's next step; never without one
 
 	horizon  time.Duration   // nothing happens at or after it
 	timeout  time.Duration   // the clients' handshake timeout; 0 = none
@@ -86,10 +92,14 @@ type ending struct {
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
 		backoffKey: rng.StreamKey(seed, rng.StreamBackoff), horizon: s.EffectiveHorizon()}
-	if s.Failure != nil && s.Failure.Kind == models.FailureDrain {
+	if s.Draining() {
 		st.draining = true
 		if s.DrainPolicy != nil {
 			st.b, _ = policies.New(*s.DrainPolicy) // validated by Resolve
+		}
+		if s.Drain != nil || (s.Capacity != nil && s.Capacity.GoawayPerS > 0 && !s.Failure.Spread) {
+			st.goaways = newGoaways(s, s.Failure.Grace, s.drainDestinations()[0], seed)
+			st.goawayAt = st.goaways.sent(s.Clients)
 		}
 	}
 	if policies.UsesPrevious(st.b.Policy) {
@@ -109,6 +119,13 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	}
 	if s.Gateways != nil {
 		st.pool = newPool(s, seed)
+	}
+	st.stepAt = never
+	if s.Deploy != nil {
+		if s.DrainPolicy != nil {
+			st.b, _ = policies.New(*s.DrainPolicy) // every round begins with a goaway
+		}
+		st.pool.deploying()
 	}
 	if s.Capacity != nil {
 		st.queues = make([]*models.HandshakeQueue, max(1, st.gatewayCount()))
@@ -130,6 +147,12 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		st.end.lines = make([]waitLine, len(st.queues))
 	}
 	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome())
+	if s.Deploy != nil {
+		st.rec.allGateways = true
+		st.deploy = newDeployment(st)
+		st.rec.track(&st.deploy.perWindow) // halved with the others when the windows grow
+		st.nextStep()
+	}
 	return st
 }
 
@@ -149,10 +172,13 @@ func (st *storm) maxGap() time.Duration {
 	return gap
 }
 
-// noticeAt is when client c learns that its connection is gone.
+// noticeAt is when client c learns that its connection is gone. In a
+// paced drain client c is connection c of the drain's order.
 func (st *storm) noticeAt(c uint32) time.Duration {
 	t := st.s.Disconnect.At
 	switch {
+	case st.goaways != nil:
+		t += st.goawayAt[c]
 	case st.draining:
 		t += st.s.Failure.GoawayAt(st.seed, uint64(c))
 	case st.s.Detection != nil:
@@ -163,6 +189,10 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 
 // firstSend is when client c sends its first attempt.
 func (st *storm) firstSend(c uint32) time.Duration {
+	if g := st.goaways; g != nil {
+		t := st.goawayAt[c]
+		return st.s.Disconnect.At + t + g.firstWait(uint64(c), int(c), t)
+	}
 	return st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
 }
 
@@ -211,7 +241,7 @@ func (st *storm) within(t time.Duration) bool {
 // sameStart reports whether every first attempt arrives at one instant, in
 // client order, so an engine may generate them instead of storing them.
 func (st *storm) sameStart() bool {
-	return st.s.InitialJitter == 0 && st.s.Detection == nil && st.net == nil && !(st.draining && st.s.Failure.Spread)
+	return st.s.InitialJitter == 0 && st.s.Detection == nil && st.net == nil && !(st.draining && st.s.Failure.Spread) && st.goaways == nil
 }
 
 // turn is a gateway's work on the attempt being handled, for the
@@ -300,6 +330,9 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 		if useful {
 			if reply < st.horizon {
 				st.rec.connected(reply)
+				if st.deploy != nil {
+					st.deployConnected(c, gw, reply)
+				}
 			} else {
 				st.end.cut = true
 			}
@@ -350,7 +383,7 @@ func (st *storm) sentAt(t time.Duration, c, a uint32, outLeg time.Duration) time
 	switch {
 	case st.sent == nil:
 		return t - outLeg // no latency, or one drawn again from the attempt
-	case a == 1:
+	case a == 1 && st.deploy == nil:
 		return st.firstSend(c)
 	}
 	return st.sent[c]
@@ -386,15 +419,29 @@ func (st *storm) tally(out outcome, g int, answered time.Duration, useful bool) 
 // a gateway decides and answers on arrival; with one, see serve.
 func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (out outcome, g int, decided, answered time.Duration) {
 	adm := st.adm
-	if st.pool != nil {
-		g = st.pool.pick(t, c, a)
+	st.turn = turn{} // an attempt refused before any queue has no turn: none of the last one's
+	if p := st.pool; p != nil {
+		if st.deploy != nil {
+			g = p.pickRotation(c, a, st.deploy.drained[c])
+		} else {
+			g = p.pick(t, c, a)
+		}
 		switch {
+		case p.state != nil:
+			switch {
+			case g < 0: // nothing in rotation: the balancer has nowhere to send it
+				return refused, g, t, t
+			case p.state[g] == gatewayDraining:
+				return unavailable, g, t, t
+			case p.state[g] == gatewayDown:
+				return refused, g, t, t
+			}
 		case g == 0 && st.draining:
 			return unavailable, 0, t, t
 		case g == 0:
 			return refused, 0, t, t
 		}
-		adm = st.pool.adms[g]
+		adm = p.adms[g]
 	}
 	if st.queues != nil {
 		out, decided, answered = st.serve(g, adm, t, deadline)
@@ -512,13 +559,68 @@ func (st *storm) queued(l *waitLine, t, start time.Duration) {
 // pool is the load balancer's view of the gateways: gateway 0 failed at
 // t = 0 and is taken out of rotation at downAt.
 type pool struct {
-	spec   *models.PoolSpec
-	by     balancing // spec.Balancer, resolved once: a string compare an attempt costs
-	seed   uint64
-	downAt time.Duration
-	adms   []models.Admission // index 0 is the failed gateway's (unused)
-	conns  []int64            // connections per gateway, for least_connections
-	next   uint64             // round-robin counter
+	spec      *models.PoolSpec
+	by        balancing // spec.Balancer, resolved once: a string compare an attempt costs
+	seed      uint64
+	downAt    time.Duration
+	admission models.AdmissionSpec // each gateway's
+	adms      []models.Admission   // index 0 is the failed gateway's (unused, but in a deploy)
+	conns     []int64              // connections per gateway, for least_connections
+	next      uint64               // round-robin counter
+
+	// In a deploy every gateway serves, in turn drains and restarts: its
+	// state, and the gateways in the balancer's rotation in index order.
+	// state is nil without a deploy.
+	state    []gatewayState
+	rotation []int
+}
+
+// gatewayState is a deploy's gateway: serving, draining (503 to what
+// reaches it) or down (its process gone, the connection refused).
+type gatewayState uint8
+
+const (
+	gatewayUp gatewayState = iota
+	gatewayDraining
+	gatewayDown
+)
+
+// deploying turns the pool into a deploy's: every gateway up and in
+// rotation, gateway 0 included.
+func (p *pool) deploying() {
+	p.state = make([]gatewayState, len(p.adms))
+	p.rotation = make([]int, len(p.adms))
+	for g := range p.adms {
+		p.adms[g] = p.admission.New()
+		p.conns[g] = 0
+		p.rotation[g] = g
+	}
+}
+
+// setRotation puts gateway g in the balancer's rotation or takes it out.
+func (p *pool) setRotation(g int, in bool) {
+	i, found := slices.BinarySearch(p.rotation, g)
+	switch {
+	case in && !found:
+		p.rotation = slices.Insert(p.rotation, i, g)
+	case !in && found:
+		p.rotation = slices.Delete(p.rotation, i, i+1)
+	}
+}
+
+// probeAfter is when the balancer's first health probe strictly after t
+// runs (probes every health_check from the phase DownAt draws), t itself
+// without a health check: when it notices a change at t.
+func (p *pool) probeAfter(t time.Duration) time.Duration {
+	every := p.spec.HealthCheck
+	if every == 0 {
+		return t
+	}
+	phase := p.downAt // the first probe after 0, in (0, every]
+	if t < phase {
+		return phase
+	}
+	return phase + ((t-phase)/every+1)*every
 }
 
 // balancing is a pool's balancer as the engine tests it.
@@ -542,6 +644,7 @@ func newPool(s *Scenario, seed uint64) *pool {
 	if s.Gateways.Admission != nil {
 		spec = *s.Gateways.Admission
 	}
+	p.admission = spec
 	p.adms = make([]models.Admission, s.Gateways.Count)
 	p.conns = make([]int64, s.Gateways.Count)
 	for g := 1; g < s.Gateways.Count; g++ {
@@ -575,4 +678,29 @@ func (p *pool) pick(t time.Duration, c, a uint32) int {
 		return best
 	}
 	return lo + int(rng.UniformDuration(rng.Draw(p.seed, uint64(c), uint64(a), rng.StreamBalancer), time.Duration(n)))
+}
+
+// pickRotation is pick in a deploy: among the gateways in rotation, -1
+// when there is none. round (the client's goaways so far) keys a random
+// balancer's draw with the attempt, so each round draws afresh.
+func (p *pool) pickRotation(c, a uint32, round uint8) int {
+	n := len(p.rotation)
+	if n == 0 {
+		return -1
+	}
+	switch p.by {
+	case roundRobin:
+		g := p.rotation[p.next%uint64(n)]
+		p.next++
+		return g
+	case leastConnections:
+		best := p.rotation[0]
+		for _, g := range p.rotation[1:] {
+			if p.conns[g] < p.conns[best] {
+				best = g
+			}
+		}
+		return best
+	}
+	return p.rotation[models.RandomPick(p.seed, uint64(c), uint64(a), uint64(round), n)]
 }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"stormsim/calibrate/measured"
+	"stormsim/gateway/storm"
 	"stormsim/internal/quantile"
 	"stormsim/sim"
 )
@@ -57,6 +58,8 @@ const (
 	always checkWhen = iota // every storm
 	ended                   // storms whose real runs all ended (Converged)
 	cut                     // storms a horizon cut in some real run
+	paced                   // drains the scenario's drain section paced or hinted (the drain lab)
+	never                   // reported only
 )
 
 // applies reports whether the tolerance applies to runs.
@@ -66,9 +69,28 @@ func (w checkWhen) applies(runs []*measured.Run) bool {
 		return Converged(runs)
 	case cut:
 		return !Converged(runs)
+	case paced:
+		return PacedDrain(runs)
+	case never:
+		return false
 	}
 	return true
 }
+
+// PacedDrain reports whether every run's drain was told its pace by the
+// scenario's drain section: such a drain is judged as a storm is.
+func PacedDrain(runs []*measured.Run) bool {
+	for _, r := range runs {
+		if r.Drain == nil || r.Drain.Pace == "" {
+			return false
+		}
+	}
+	return len(runs) > 0
+}
+
+// Deploys reports whether the runs are rolling deploys, compared by the
+// deploy's metrics and series instead of the crash storm's.
+func Deploys(runs []*measured.Run) bool { return len(runs) > 0 && runs[0].Deploy != nil }
 
 // scalar is a metric every run and every replication has.
 func scalar(name, unit string, tolerance float64, real func(*measured.Run) float64, simulated func(*sim.Result) float64) metricDef {
@@ -177,11 +199,57 @@ var metricDefs = []metricDef{
 			return s.Reclaim.ReclaimMs, true
 		}},
 	drainMetric("drain.attempts", "count", func(d *measured.Drain) float64 { return float64(d.Summary.Attempts) },
-		func(d *sim.DrainResult) float64 { return float64(d.Attempts) }),
+		func(d *sim.DrainResult) float64 { return float64(d.Attempts) }).judged(AttemptsTolerance, paced),
 	drainMetric("drain.convergence_ms", "ms", func(d *measured.Drain) float64 { return d.Summary.ConvergenceMs },
-		func(d *sim.DrainResult) float64 { return d.DrainMs }),
+		func(d *sim.DrainResult) float64 { return d.DrainMs }).judged(ConvergenceTolerance, paced),
+	drainMetric("drain.rejected", "count", func(d *measured.Drain) float64 { return float64(d.Summary.Rejected) },
+		func(d *sim.DrainResult) float64 { return float64(d.Rejected) }),
 	drainMetric("drain.leftover_routes", "count", func(d *measured.Drain) float64 { return float64(d.RoutesLeft) },
 		func(d *sim.DrainResult) float64 { return float64(d.LeftoverRoutes) }),
+}
+
+// judged returns d checked against tolerance on storms w.
+func (d metricDef) judged(tolerance float64, w checkWhen) metricDef {
+	d.tolerance, d.when = tolerance, w
+	return d
+}
+
+// deployMetricDefs are a rolling deploy's metrics, in place of the crash
+// storm's: every handshake of the deploy, the time to everyone back, the
+// goaways per client.
+var deployMetricDefs = []metricDef{
+	deployMetric("deploy.attempts", "count", func(d *storm.DeploySummary) float64 { return float64(d.Attempts) },
+		func(d *sim.Result) float64 { return float64(d.Attempts) }).judged(AttemptsTolerance, always),
+	deployMetric("deploy.duration_ms", "ms", func(d *storm.DeploySummary) float64 { return d.DurationMs },
+		func(d *sim.Result) float64 { return d.Deploy.DurationMs }).judged(ConvergenceTolerance, always),
+	deployMetric("deploy.reconnects_per_client", "count", func(d *storm.DeploySummary) float64 { return float64(d.Goaways) / float64(d.Clients) },
+		func(d *sim.Result) float64 { return float64(d.Deploy.Goaways) / float64(d.Clients) }).judged(AttemptsTolerance, always),
+	deployMetric("deploy.drained_more_than_once", "count", func(d *storm.DeploySummary) float64 { return float64(d.DrainedMoreThanOnce) },
+		func(d *sim.Result) float64 { return float64(d.Deploy.DrainedMoreThanOnce) }),
+	deployMetric("deploy.reconnects.max", "count", func(d *storm.DeploySummary) float64 { return float64(d.Reconnects.Max) },
+		func(d *sim.Result) float64 { return float64(d.Deploy.Reconnects.Max) }),
+	deployMetric("deploy.rejected", "count", func(d *storm.DeploySummary) float64 { return float64(d.Rejected) },
+		func(d *sim.Result) float64 { return float64(d.Rejected) }),
+	deployMetric("deploy.client_seconds_offline", "count", func(d *storm.DeploySummary) float64 { return d.ClientSecondsOffline },
+		func(d *sim.Result) float64 { return d.Deploy.ClientSecondsOffline }),
+}
+
+// deployMetric is a metric of a rolling deploy, absent when either side
+// has none.
+func deployMetric(name, unit string, real func(*storm.DeploySummary) float64, simulated func(*sim.Result) float64) metricDef {
+	return metricDef{name: name, unit: unit,
+		real: func(r *measured.Run) (float64, bool) {
+			if r.Deploy == nil {
+				return 0, false
+			}
+			return real(r.Deploy), true
+		},
+		sim: func(s *sim.Result) (float64, bool) {
+			if s.Deploy == nil {
+				return 0, false
+			}
+			return simulated(s), true
+		}}
 }
 
 // drainMetric is a metric of the drain phase, absent when either side has
@@ -248,6 +316,9 @@ func Scale(unit string, runs []*measured.Run) float64 {
 		return 0
 	}
 	clients, horizonMs := float64(runs[0].Crash.Clients), 0.0
+	if d := runs[0].Deploy; d != nil {
+		clients = float64(d.Clients)
+	}
 	if o := runs[0].Outcome; o != nil {
 		horizonMs = o.HorizonMs
 	}
@@ -268,7 +339,11 @@ func Scale(unit string, runs []*measured.Run) float64 {
 // firstSeed+i; a real run's twin is the replication with its seed.
 func Metrics(runs []*measured.Run, reps []sim.Result, firstSeed uint64) []MetricComparison {
 	var out []MetricComparison
-	for _, d := range metricDefs {
+	defs := metricDefs
+	if Deploys(runs) {
+		defs = deployMetricDefs
+	}
+	for _, d := range defs {
 		var realVals, simVals, twins []float64
 		ok := true
 		for _, r := range runs {
@@ -411,6 +486,9 @@ type seriesOf struct {
 	// checked says the window check decides agreement on a storm that
 	// ended; on one a horizon cut, and for the other series, it is shown.
 	checked bool
+	// when, for a drain's series, is when its window check decides (a
+	// paced drain); 0 (always) defers to checked.
+	when checkWhen
 }
 
 // outcomeSeries is a series of a real run's outcome, nil without one.
@@ -424,21 +502,75 @@ func outcomeSeries(v func(*measured.Outcome) []int64) func(*measured.Run) []floa
 }
 
 var seriesDefs = []seriesOf{
-	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true},
-	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true},
+	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true, always},
+	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 	// Claims done per window: useful ones (the client was still there) and
 	// wasted ones, by when they were done; storms with a horizon only.
 	{"goodput", outcomeSeries(func(o *measured.Outcome) []int64 { return o.GoodputSeries }),
-		func(s *sim.Result) []float64 { return int64s(s.Series.Goodput) }, true, false},
+		func(s *sim.Result) []float64 { return int64s(s.Series.Goodput) }, true, false, always},
 	{"wasted", outcomeSeries(func(o *measured.Outcome) []int64 { return o.WastedSeries }),
-		func(s *sim.Result) []float64 { return int64s(s.Series.Wasted) }, true, false},
+		func(s *sim.Result) []float64 { return int64s(s.Series.Wasted) }, true, false, always},
 	// Both sides from accepts at the admission decision (the real
 	// Summary's own connected fraction counts hellos; the simulator has no
 	// per-window connects).
 	{"connected_fraction", func(r *measured.Run) []float64 {
 		return cumulativeFraction(int64s(r.Decisions.Accepts), r.Crash.Clients)
 	},
-		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false, false},
+		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false, false, always},
+	// A drain's handshakes per window from its SIGTERM, the real ones by
+	// the midpoint of their sending and their answer: judged when the
+	// drain section paced it.
+	{"drain.attempts", drainSeries(func(s storm.Series) []int64 { return s.Attempts }),
+		simDrainSeries(func(s *sim.Series) []int64 { return s.Attempts }), true, false, paced},
+	{"drain.accepts", drainSeries(func(s storm.Series) []int64 { return s.Accepts }),
+		simDrainSeries(func(s *sim.Series) []int64 { return s.Accepts }), true, false, paced},
+}
+
+// deploySeriesDefs are a rolling deploy's series from its first drain:
+// every handshake, and the accepted ones, per window.
+var deploySeriesDefs = []seriesOf{
+	{"deploy.attempts", deploySeries(func(s storm.Series) []int64 { return s.Attempts }),
+		func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true, always},
+	{"deploy.accepts", deploySeries(func(s storm.Series) []int64 { return s.Accepts }),
+		func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
+}
+
+// drainSeries is a drain's series at the fresh gateway's decisions, where
+// the simulator counts it; by the clients' midpoints when the run has
+// none.
+func drainSeries(v func(storm.Series) []int64) func(*measured.Run) []float64 {
+	return func(r *measured.Run) []float64 {
+		switch {
+		case r.Drain == nil:
+			return nil
+		case r.Drain.Decisions != nil:
+			return int64s(v(storm.Series{Attempts: r.Drain.Decisions.Attempts, Accepts: r.Drain.Decisions.Accepts}))
+		}
+		return int64s(v(r.Drain.Summary.Series))
+	}
+}
+
+func simDrainSeries(v func(*sim.Series) []int64) func(*sim.Result) []float64 {
+	return func(s *sim.Result) []float64 {
+		if s.Drain == nil || s.Drain.Series == nil {
+			return nil
+		}
+		return int64s(v(s.Drain.Series))
+	}
+}
+
+// deploySeries is a deploy's series at its gateways' decisions, by the
+// clients' midpoints when the run has none.
+func deploySeries(v func(storm.Series) []int64) func(*measured.Run) []float64 {
+	return func(r *measured.Run) []float64 {
+		switch {
+		case r.Deploy == nil:
+			return nil
+		case r.DeployDecisions != nil:
+			return int64s(v(storm.Series{Attempts: r.DeployDecisions.Attempts, Accepts: r.DeployDecisions.Accepts}))
+		}
+		return int64s(v(r.Deploy.Series))
+	}
 }
 
 // Series compares every series, padding all to one length (counts with
@@ -446,7 +578,11 @@ var seriesDefs = []seriesOf{
 func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesComparison {
 	var out []SeriesComparison
 	ended := Converged(runs)
-	for _, d := range seriesDefs {
+	defs := seriesDefs
+	if Deploys(runs) {
+		defs = deploySeriesDefs
+	}
+	for _, d := range defs {
 		realRuns := make([][]float64, len(runs))
 		simRuns := make([][]float64, len(reps))
 		n, has := 0, false
@@ -490,7 +626,7 @@ func Series(runs []*measured.Run, reps []sim.Result, windowMs float64) []SeriesC
 				c.W1Ms, c.KS, c.W1P = seriesDistance(c.Real, c.SimMean, simRuns, len(runs), windowMs)
 			}
 			c.AllowedOutside = allowedOutside(n, len(reps))
-			if d.checked && ended {
+			if (d.checked && ended && d.when == always) || (d.when != always && d.when.applies(runs)) {
 				pass := c.Windows-c.WindowsInsideEnvelope <= c.AllowedOutside
 				c.Pass = &pass
 			}

@@ -382,3 +382,71 @@ func TestARealZeroIsJudgedOnTheStormsSize(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainAndDeployJudged: a drain is judged by the tolerances when the
+// scenario's drain section paced it, reported only when it is the seed's;
+// a rolling deploy is compared by its own metrics and series, not the
+// crash storm's.
+func TestDrainAndDeployJudged(t *testing.T) {
+	reps := make([]sim.Result, 4)
+	for i := range reps {
+		series := sim.Series{Attempts: []int64{100, 20}, Accepts: []int64{90, 20}, Rejects: []int64{10, 0}}
+		reps[i] = sim.Result{Clients: 100, Attempts: 130, Accepted: 100, Series: series}
+		reps[i].Drain = &sim.DrainResult{Attempts: 105 + int64(i), DrainMs: 400, Series: &series}
+	}
+	drainRun := func(pace string) *measured.Run {
+		return &measured.Run{Crash: storm.Summary{Clients: 100, Attempts: 130}, Drain: &measured.Drain{Pace: pace,
+			Summary: storm.Summary{Attempts: 106, ConvergenceMs: 410, Series: storm.Series{Attempts: []int64{100, 20}, Accepts: []int64{90, 20}}}}}
+	}
+	for _, c := range []struct {
+		pace   string
+		judged bool
+	}{{"", false}, {"spread:over=5s", true}} {
+		runs := []*measured.Run{drainRun(c.pace)}
+		for _, m := range Metrics(runs, reps, 1) {
+			if strings.HasPrefix(m.Metric, "drain.attempts") || m.Metric == "drain.convergence_ms" {
+				if (m.Pass != nil) != c.judged {
+					t.Errorf("pace %q: %s judged %v, want %v", c.pace, m.Metric, m.Pass != nil, c.judged)
+				}
+			}
+		}
+		judgedSeries := 0
+		for _, s := range Series(runs, reps, 250) {
+			if strings.HasPrefix(s.Series, "drain.") && s.Pass != nil {
+				judgedSeries++
+			}
+		}
+		if want := map[bool]int{true: 2}[c.judged]; judgedSeries != want {
+			t.Errorf("pace %q: %d drain series judged, want %d", c.pace, judgedSeries, want)
+		}
+	}
+}
+
+func TestDeployMetrics(t *testing.T) {
+	reps := make([]sim.Result, 4)
+	for i := range reps {
+		reps[i] = sim.Result{Clients: 10, Attempts: 20 + int64(i), Series: sim.Series{Attempts: []int64{10, 10}, Accepts: []int64{8, 7}}}
+		reps[i].Deploy = &sim.DeployResult{DurationMs: 3000, Goaways: 15}
+	}
+	runs := []*measured.Run{{Deploy: &storm.DeploySummary{Summary: storm.Summary{Clients: 10, Attempts: 21, Goaways: 15,
+		Series: storm.Series{Attempts: []int64{10, 11}, Accepts: []int64{8, 7}}}, DurationMs: 3100}}}
+	got := map[string]MetricComparison{}
+	for _, m := range Metrics(runs, reps, 1) {
+		got[m.Metric] = m
+	}
+	if _, crash := got["attempts"]; crash || len(got) == 0 {
+		t.Fatalf("metrics %v: want the deploy's, not the crash storm's", got)
+	}
+	for _, name := range []string{"deploy.attempts", "deploy.duration_ms", "deploy.reconnects_per_client"} {
+		if m, ok := got[name]; !ok || m.Pass == nil || !*m.Pass {
+			t.Errorf("%s: %+v, want judged and passing", name, m)
+		}
+	}
+	if per := got["deploy.reconnects_per_client"]; per.Real != 1.5 || per.SimMean != 1.5 {
+		t.Errorf("reconnects per client real %v sim %v, want 1.5 and 1.5", per.Real, per.SimMean)
+	}
+	series := Series(runs, reps, 250)
+	if len(series) != 2 || series[0].Series != "deploy.attempts" || series[0].Pass == nil {
+		t.Errorf("series %+v, want the deploy's attempts and accepts, judged", series)
+	}
+}

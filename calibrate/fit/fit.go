@@ -39,7 +39,10 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"latency minus its own out leg, its time at the survivor (decision to admitted line) and the median back leg, " +
 	"floored at 0.1 ms; reject_time 0; shared_every: per run, for every pair of rejected retries the difference of " +
 	"their out legs, the upper edge of the widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the " +
-	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs"
+	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs; " +
+	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its goaways / the time between the 2nd and " +
+	"98th percentiles of their arrival at the clients after the SIGTERM (the gateway writing them as fast as it can), " +
+	"the median over the runs"
 
 // minSamples is the fewest values a distribution or a rate is fitted to.
 const minSamples = 3
@@ -54,6 +57,7 @@ type Fit struct {
 	FirstWave FirstWave  `json:"first_wave"`
 	Legs      Legs       `json:"legs"`
 	Shared    SharedEach `json:"shared"`
+	Goaways   Goaways    `json:"goaways"`
 	// Runs is the same fit on each run alone: how steady the lab was.
 	Runs []RunFit `json:"runs"`
 }
@@ -103,9 +107,10 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		return f, err
 	}
 	f.Shared = fitShared(runs)
+	f.Goaways = fitGoaways(runs)
 	f.Model = Model{
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
-			DecidePerS: f.FirstWave.DecidePerS},
+			DecidePerS: f.FirstWave.DecidePerS, GoawayPerS: f.Goaways.PerS},
 		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
 			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed},
 			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every},

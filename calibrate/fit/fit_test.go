@@ -342,3 +342,31 @@ func labRun(run int) *measured.Run {
 	}
 	return r
 }
+
+// TestFitGoaways: a drain that told 51 connections at once, their goaways
+// reaching the clients every 10 ms from 0 to 500 ms: the 2nd percentile is
+// h = 0.02 x 50 = 1, 10 ms, the 98th h = 49, 490 ms, so 0.96 x 51 /
+// 0.48 s = 102 goaways/s. A paced drain's goaways say nothing of the
+// gateway's rate and are left out; the rate is the median over the runs.
+func TestFitGoaways(t *testing.T) {
+	at := func(step float64) []float64 {
+		var v []float64
+		for i := range 51 {
+			v = append(v, float64(i)*step)
+		}
+		return v
+	}
+	runs := []*measured.Run{
+		{Run: 1, Drain: &measured.Drain{GoawaysMs: at(10)}},
+		{Run: 2, Drain: &measured.Drain{Pace: "spread:over=5s", GoawaysMs: at(100)}},
+		{Run: 3, Drain: &measured.Drain{Pace: "all", GoawaysMs: at(5)}}, // twice as fast: 204/s
+		{Run: 4, Drain: &measured.Drain{Pace: "all", GoawaysMs: at(2.5)}},
+	}
+	g := fitGoaways(runs)
+	if len(g.Runs) != 3 || g.Runs[0].PerS != 102 || g.Runs[1].PerS != 204 || g.PerS != 204 {
+		t.Errorf("goaways %+v, want 102, 204 and 408/s, median 204", g)
+	}
+	if g := fitGoaways(runs[1:2]); g.PerS != 0 {
+		t.Errorf("a paced drain alone gave %v/s, want none", g.PerS)
+	}
+}

@@ -45,6 +45,9 @@ func (m Model) Apply(s *sim.Scenario) *sim.Scenario {
 		capacity.Abandoned, capacity.MaxQueue = s.Capacity.Abandoned, s.Capacity.MaxQueue
 	}
 	c.Capacity, c.Network, c.Detection = &capacity, &network, &detection
+	if s.Deploy != nil {
+		c.Detection = nil // a deploy's clients learn of each drain from their goaway
+	}
 	return &c
 }
 

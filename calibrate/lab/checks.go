@@ -16,6 +16,9 @@ const ReclaimSlack = 150 * time.Millisecond
 // Checks are the seed document's checks ("The lab experiment and its
 // results") on one real run of plan p.
 func Checks(p Plan, r *measured.Run) []measured.Check {
+	if r.Deploy != nil {
+		return deployChecks(p, r)
+	}
 	n := int64(p.Clients)
 	c := r.Crash
 	var out []measured.Check

@@ -34,6 +34,9 @@ type gatewaySpec struct {
 	Abandoned  models.Abandoned // --abandoned
 	MaxQueue   int              // --max-claims-inflight; 0 = none
 	DBConns    int              // handshake pool size
+	DrainPace  models.DrainPaceSpec
+	Hint       models.ReconnectHintSpec
+	Listen     string // host:port; "" picks a free port
 	DBURL      string
 	Schema     string
 	LogPath    string // the process's raw JSON log (stderr)
@@ -49,7 +52,18 @@ func (s gatewaySpec) args() ([]string, error) {
 	default:
 		return nil, fmt.Errorf("gateway %s: admission kind %q has no real gateway counterpart (token_bucket or unlimited)", s.ID, s.Admission.Kind)
 	}
-	return []string{"serve", "--id", s.ID, "--listen", "127.0.0.1:0", "--schema", s.Schema,
+	listen := s.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	pace, hint := s.DrainPace.String(), s.Hint.String()
+	if s.DrainPace.Kind == "" {
+		pace = string(models.PaceAll)
+	}
+	if s.Hint.Kind == "" {
+		hint = string(models.HintNone)
+	}
+	return []string{"serve", "--id", s.ID, "--listen", listen, "--schema", s.Schema, "--drain-pace", pace, "--reconnect-hint", hint,
 		"--lease", s.Lease.String(), "--ping", s.Ping.String(), "--idle", s.Idle.String(),
 		"--admit-rate", strconv.FormatFloat(rate, 'g', -1, 64), "--admit-burst", strconv.Itoa(burst),
 		"--retry-after", s.Admission.RetryAfter.String(), "--drain-grace", s.DrainGrace.String(),

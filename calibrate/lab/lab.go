@@ -99,7 +99,11 @@ func (l *Lab) Run(ctx context.Context, p Plan, run int, seed uint64) (res *measu
 			err = derr
 		}
 	}()
-	for _, phase := range []func(context.Context) error{r.measureQuiet, r.prepare, r.connect, r.crash, r.measureCrash, r.drain} {
+	phases := []func(context.Context) error{r.measureQuiet, r.prepare, r.connect, r.crash, r.measureCrash, r.drain}
+	if p.Deploy != nil {
+		phases = []func(context.Context) error{r.measureQuiet, r.prepare, r.runDeploy}
+	}
+	for _, phase := range phases {
 		if err := phase(ctx); err != nil {
 			return nil, err
 		}
@@ -181,7 +185,7 @@ func (r *labRun) startGateway(ctx context.Context, id string, adm models.Admissi
 	p := r.plan
 	g, err := startGateway(ctx, r.lab.GatewayBin, gatewaySpec{ID: id, Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: adm,
 		DrainGrace: p.DrainGrace, Abandoned: p.Abandoned, MaxQueue: p.MaxQueue, DBConns: gatewayDBConns, DBURL: r.lab.DatabaseURL, Schema: r.schema,
-		LogPath: filepath.Join(r.logDir, id+".log")})
+		DrainPace: p.DrainPace, Hint: p.ReconnectHint, LogPath: filepath.Join(r.logDir, id+".log")})
 	if err == nil {
 		r.procs = append(r.procs, g)
 	}
@@ -215,32 +219,15 @@ func (r *labRun) connect(ctx context.Context) error {
 	if r.gwB, err = r.startGateway(ctx, GatewaySurvivor, p.Admission); err != nil {
 		return err
 	}
-	drop, err := policies.New(p.Policy)
-	if err != nil {
-		return err
-	}
-	drainBackoff, err := policies.New(p.DrainPolicy)
-	if err != nil {
-		return err
-	}
-	// The clients were connected long before the crash: their first
-	// connect does not give up at the storm's timeout (with a timeout
-	// shorter than the first wave's claims, the start would be a storm
-	// that never ends of its own).
-	patient := p.Policy
-	patient.Timeout = 0
-	startBackoff, err := policies.New(patient)
+	reconnect, err := p.reconnects(r.res.Seed)
 	if err != nil {
 		return err
 	}
 	writeMarker(r.lab.Record, runMarker{Event: "run", Client: -1, Run: r.res.Run, Seed: r.res.Seed, Schema: r.schema})
 	r.storm, err = storm.Start(ctx, storm.Config{
-		Clients:  p.Clients,
-		Gateways: []string{r.gwA.url()},
-		Client: client.Config{Seed: r.res.Seed, Conversations: []string{labConversation},
-			Start: client.Reconnect{Backoff: startBackoff},
-			Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
-			Drain: client.Reconnect{Backoff: drainBackoff, InitialJitter: p.Jitter}},
+		Clients:     p.Clients,
+		Gateways:    []string{r.gwA.url()},
+		Client:      reconnect,
 		StartSpread: time.Duration(p.Clients) * time.Millisecond,
 		Window:      p.Window,
 		Timeout:     time.Hour, // ctx carries the caller's timeout
@@ -271,6 +258,31 @@ func (r *labRun) connect(ctx context.Context) error {
 		return err
 	}
 	return r.pause(ctx)
+}
+
+// reconnects is every client's template: the draws' seed, the lab's
+// conversation and the backoff of each kind of round. The clients were
+// connected long before the storm: their first connect does not give up
+// at the storm's timeout (with a timeout shorter than the first wave's
+// claims, the start would be a storm that never ends of its own).
+func (p Plan) reconnects(seed uint64) (client.Config, error) {
+	drop, err := policies.New(p.Policy)
+	if err != nil {
+		return client.Config{}, err
+	}
+	drain, err := policies.New(p.DrainPolicy)
+	if err != nil {
+		return client.Config{}, err
+	}
+	patient := p.Policy
+	patient.Timeout = 0
+	start, err := policies.New(patient)
+	if err != nil {
+		return client.Config{}, err
+	}
+	return client.Config{Seed: seed, Conversations: []string{labConversation}, Start: client.Reconnect{Backoff: start},
+		Drop:  client.Reconnect{Backoff: drop, InitialJitter: p.Jitter},
+		Drain: client.Reconnect{Backoff: drain, InitialJitter: p.Jitter}}, nil
 }
 
 // crash SIGKILLs gw-a and watches the clients storm gw-b until everyone is
@@ -375,6 +387,9 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	d := &measured.Drain{}
+	if p.Paced {
+		d.Pace, d.Hint = p.DrainPace.String(), p.ReconnectHint.String()
+	}
 	d.Summary, err = r.storm.Observe(ctx, "drain", func(context.Context) error {
 		err := r.gwB.signal(syscall.SIGTERM)
 		r.mark(GatewaySurvivor, "sigterm")
@@ -383,6 +398,18 @@ func (r *labRun) drain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	origin := r.storm.T0().Add(durationOfMs(d.Summary.StartMs))
+	for _, ev := range r.storm.Events() {
+		if ev.Kind == client.EventGoaway && !ev.Time.Before(origin) {
+			d.GoawaysMs = append(d.GoawaysMs, ms(ev.Time.Sub(origin)))
+		}
+	}
+	dec, err := decisionsOf(gwC.log.all(), origin, sentTimes(r.storm.Events()))
+	if err != nil {
+		return fmt.Errorf("gateway %s: %w", GatewayDrainDest, err)
+	}
+	series := dec.series(p.Window, 0)
+	d.Decisions = &series
 	if d.ExitCode, err = r.gwB.wait(ctx, gatewayExitWait+p.DrainGrace); err != nil {
 		return err
 	}

@@ -47,9 +47,52 @@ func TestPlanSeedLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --abandoned serve --max-claims-inflight 0 --db-conns 8 --log-rejections each"
+	want := "serve --id gw-b --listen 127.0.0.1:0 --schema s --drain-pace all --reconnect-hint none --lease 1.5s --ping 500ms --idle 3s --admit-rate 40 --admit-burst 10 --retry-after 1s --drain-grace 3s --abandoned serve --max-claims-inflight 0 --db-conns 8 --log-rejections each"
 	if got := strings.Join(args, " "); got != want {
 		t.Errorf("args = %s\nwant   %s", got, want)
+	}
+}
+
+// TestPlanDrainLab: the drain section reaches every gateway's command
+// line, a reserved hint with gw-c's rate and burst resolved, and the
+// drain is then judged.
+func TestPlanDrainLab(t *testing.T) {
+	p := loadPlan(t, "drain-lab", "drain.pace={kind: spread, over: 5s}", "drain.reconnect_hint={kind: reserved}")
+	if !p.Paced || p.DrainGrace != 8*time.Second || p.ReconnectHint.Rate != 666.667 || p.ReconnectHint.Burst != 167 {
+		t.Fatalf("plan = %+v", p)
+	}
+	args, err := gatewaySpec{ID: "gw-b", Lease: p.Lease, Ping: p.Ping, Idle: p.Idle, Admission: p.Admission, DrainGrace: p.DrainGrace,
+		Abandoned: p.Abandoned, DBConns: 8, Schema: "s", DrainPace: p.DrainPace, Hint: p.ReconnectHint}.args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, " "); !strings.Contains(got, "--drain-pace spread:over=5s --reconnect-hint reserved:rate=666.667,burst=167 ") {
+		t.Errorf("args = %s", got)
+	}
+}
+
+// TestPlanDeployLab: a deploy of 3 gateways, in index order, each with
+// the pool's admission and the seed's lease; what the lab cannot run is
+// refused by its key.
+func TestPlanDeployLab(t *testing.T) {
+	p := loadPlan(t, "deploy-lab")
+	d := p.Deploy
+	if d == nil || d.Gateways != 3 || len(d.Order) != 3 || d.Order[2] != 2 || d.Pause != time.Second || d.Admission.Rate != 200 ||
+		p.Lease != 1500*time.Millisecond || p.Abandoned != models.AbandonedServe {
+		t.Fatalf("plan = %+v, deploy %+v", p, d)
+	}
+	if r := loadPlan(t, "deploy-lab", "deploy.order=reverse"); r.Deploy.Order[0] != 2 {
+		t.Errorf("reverse order %v", r.Deploy.Order)
+	}
+	for set, key := range map[string]string{"deploy.batch=2": "deploy.batch", "gateways.balancer=round_robin": "gateways.balancer",
+		"gateways.health_check=1s": "gateways.health_check", "deploy.wait_ready=false": "deploy.wait_ready", "deploy.order=random": "deploy.order"} {
+		s, err := config.Load("../../configs/deploy-lab.yaml", []string{set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewPlan(s, s.Policies[0]); err == nil || !strings.HasPrefix(err.Error(), key+":") {
+			t.Errorf("%s: err = %v, want one about %s", set, err, key)
+		}
 	}
 }
 

@@ -42,6 +42,17 @@ type Run struct {
 	Head                int64           `json:"head"`                  // the conversation's head
 
 	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
+	// Deploy is a rolling deploy of the pool, when the scenario is one:
+	// the crash storm's fields are then empty.
+	Deploy *storm.DeploySummary `json:"deploy,omitempty"`
+	// DeployExits are each drained gateway's exit codes, DeployRoutesLeft
+	// the routes a drained gateway held in the database after it exited,
+	// summed over the drains.
+	DeployExits      []int `json:"deploy_exits,omitempty"`
+	DeployRoutesLeft int64 `json:"deploy_routes_left,omitempty"`
+	// DeployDecisions is the deploy counted at its gateways' admission
+	// decisions, every process's, where the simulator counts it.
+	DeployDecisions *Series `json:"deploy_decisions,omitempty"`
 
 	// Outcome is how the crash storm ended at the scenario's horizon; nil
 	// when the scenario has none (the storm was watched until everyone was
@@ -142,6 +153,18 @@ type Drain struct {
 	LeftoverRoutes int64         `json:"leftover_routes"` // released at the end of the drain (drain_done)
 	RoutesLeft     int64         `json:"routes_left"`     // its routes in the database after it exited
 	RoutesOnDest   int64         `json:"routes_on_dest"`  // clients' routes on the fresh gateway
+	// Pace and Hint are what the drained gateway was told
+	// (--drain-pace, --reconnect-hint) when the scenario has a drain
+	// section: the drain is then judged as the storm is. Empty: the seed's
+	// drain, reported only.
+	Pace string `json:"pace,omitempty"`
+	Hint string `json:"hint,omitempty"`
+	// GoawaysMs are the clients' goaways as they received them, ms from
+	// the SIGTERM: how fast the gateway got them out.
+	GoawaysMs []float64 `json:"goaways_ms,omitempty"`
+	// Decisions is the drain counted where the simulator counts it, at
+	// the fresh gateway's admission decisions; the comparison uses it.
+	Decisions *Series `json:"decisions,omitempty"`
 }
 
 // Load is the machine around a real run: the real storm shares it, and
@@ -205,4 +228,21 @@ func (o *Outcome) AddClaim(i int, wasted bool) {
 func (o *Outcome) FinishSeries() {
 	n := max(len(o.GoodputSeries), len(o.WastedSeries))
 	o.GoodputSeries, o.WastedSeries = pad(o.GoodputSeries, n), pad(o.WastedSeries, n)
+}
+
+// Merge adds o's windows to s's (the decisions of several gateways).
+func (s *Series) Merge(o Series) {
+	for i, v := range o.Attempts {
+		grow(&s.Attempts, i)
+		s.Attempts[i] += v
+	}
+	for i, v := range o.Accepts {
+		grow(&s.Accepts, i)
+		s.Accepts[i] += v
+	}
+	for i, v := range o.Rejects {
+		grow(&s.Rejects, i)
+		s.Rejects[i] += v
+	}
+	s.Finish()
 }

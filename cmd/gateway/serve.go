@@ -35,7 +35,7 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	host, _ := os.Hostname()
 	cfg := gateway.DefaultConfig(fmt.Sprintf("gw-%s-%d", host, os.Getpid()))
 	var sf serveFlags
-	var abandoned, logRejections string
+	var abandoned, logRejections, drainPace, reconnectHint string
 	fs := pflag.NewFlagSet(cmd.name, pflag.ContinueOnError)
 	sf.db.register(fs)
 	fs.StringVar(&cfg.ID, "id", cfg.ID, "gateway id, unique among live gateways (a second process with a live id is refused)")
@@ -51,6 +51,8 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&abandoned, "abandoned", string(cfg.Abandoned), "a handshake whose client left before its claim: skip (drop it unclaimed) or serve (claim anyway)")
 	fs.IntVar(&cfg.MaxClaimsInflight, "max-claims-inflight", 0, "answer 503 at once to a handshake that would wait behind this many others for its claim (0 = no limit)")
 	fs.DurationVar(&cfg.DrainGrace, "drain-grace", cfg.DrainGrace, "how long a drain waits for connections to close")
+	fs.StringVar(&drainPace, "drain-pace", "all", "when a drain sends each goaway: all, batches:size=N,interval=D, spread:over=D[,max_gap=D], lame_duck:grace=D,over=D[,max_gap=D], or a preset (phoenix, anycable, nats, envoy; stormsim policies lists them)")
+	fs.StringVar(&reconnectHint, "reconnect-hint", "none", "the delay each goaway carries: none, fixed:delay=D, uniform:over=D or reserved[:rate=R,burst=B] (default rate and burst: --admit-rate and --admit-burst)")
 	fs.Int32Var(&sf.dbConns, "db-conns", 8, fmt.Sprintf("handshake pool size (the lease pool has %d more, LISTEN one)", leaseConns))
 	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "cap on open TCP connections (0 = the descriptor limit less a reserve)")
 	fs.DurationVar(&cfg.HTTPIdle, "http-idle", cfg.HTTPIdle, "close HTTP keep-alive connections idle this long")
@@ -62,6 +64,13 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg.Abandoned, cfg.LogRejections = models.Abandoned(abandoned), gateway.RejectionLog(logRejections)
+	var err error
+	if cfg.DrainPace, err = models.ParseDrainPace(drainPace); err != nil {
+		return usageError{"--drain-pace: " + err.Error()}
+	}
+	if cfg.ReconnectHint, err = models.ParseReconnectHint(reconnectHint); err != nil {
+		return usageError{"--reconnect-hint: " + err.Error()}
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(sf.logLevel)); err != nil {
 		return usageError{fmt.Sprintf("--log-level: want debug, info, warn or error (got %q)", sf.logLevel)}
@@ -92,6 +101,7 @@ func runServe(cmd *command, args []string, stdout, stderr io.Writer) error {
 		"admit_burst", cfg.AdmitBurst, "source_rate", cfg.SourceRate, "source_burst", cfg.SourceBurst,
 		"retry_after_ms", cfg.RetryAfter.Milliseconds(), "abandoned", string(cfg.Abandoned),
 		"max_claims_inflight", cfg.MaxClaimsInflight, "drain_grace_ms", cfg.DrainGrace.Milliseconds(),
+		"drain_pace", cfg.DrainPace.String(), "reconnect_hint", cfg.ReconnectHint.String(),
 		"db_conns", sf.dbConns, "max_conns", cfg.MaxConns, "http_idle_ms", cfg.HTTPIdle.Milliseconds(),
 		"sync_rate", cfg.SyncRate, "sync_burst", cfg.SyncBurst, "log_rejections", string(cfg.LogRejections),
 		"schema", sf.db.schema)

@@ -40,9 +40,21 @@ calibrate predict-decorrelated -c $lab1000 --model "$model" \
 calibrate predict-500 -c $lab1000 --model "$model" --set clients=500
 calibrate predict-2000 -c $lab1000 --model "$model" --set clients=2000
 
+# The drain lab, three ways, and the rolling-deploy lab (docs/deploys.md),
+# predicted from the same fit with nothing fitted on them.
+drainlab=configs/drain-lab.yaml
+calibrate drain-all -c $drainlab --model "$model"
+calibrate drain-spread -c $drainlab --model "$model" --set 'drain.pace={kind: spread, over: 5s}'
+calibrate drain-reserved -c $drainlab --model "$model" --set 'drain.reconnect_hint={kind: reserved}'
+calibrate deploy-lab -c configs/deploy-lab.yaml --model "$model"
+
 for name in lab-60 lab-1000 predict-bucket predict-decorrelated predict-500 predict-2000; do
 	for chart in band-attempts band-accepts connected; do
 		cp "$out/$name/charts/$chart.png" "$img/$name-$chart.png"
 	done
 done
+for name in drain-all drain-spread drain-reserved; do
+	cp "$out/$name/charts/band-drain.attempts.png" "$img/$name-band-attempts.png"
+done
+cp "$out/deploy-lab/charts/band-deploy.attempts.png" "$img/deploy-lab-band-attempts.png"
 echo "tables in $out/*.txt, charts copied to $img/"

@@ -17,7 +17,8 @@
 //	                  the next counter value, at most MaxConflicts times in a row
 //	401               stop with ErrUnauthorized
 //	refused, reset    back off
-//	goaway + close    reconnect with the Drain settings
+//	goaway + close    reconnect with the Drain settings; the goaway's
+//	                  reconnect_after_ms, if any, replaces the first wait
 //	close 4001        replaced by a newer connection: stop with ErrReplaced
 //	any other close   reconnect with the Drop settings
 package client
@@ -125,13 +126,13 @@ func (c *Client) Run(ctx context.Context) error {
 }
 
 func (c *Client) run(ctx context.Context) error {
-	kind, previous := RoundStart, ""
+	then, previous := next{kind: RoundStart}, ""
 	for round := 1; ; round++ {
-		s, err := c.connect(ctx, round, kind, previous)
+		s, err := c.connect(ctx, round, then, previous)
 		if err != nil {
 			return err
 		}
-		kind, err = c.serve(ctx, s)
+		then, err = c.serve(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -161,14 +162,20 @@ func (c *Client) reconnectFor(k RoundKind) Reconnect {
 	return c.cfg.Drop
 }
 
-// connect runs one round: the initial wait, then attempts until one is
-// accepted or the round ends the client.
-func (c *Client) connect(ctx context.Context, round int, kind RoundKind, previous string) (*session, error) {
+// connect runs one round: the first wait (the goaway's hint when it
+// carried one, else the initial jitter: policies.FirstWait), then attempts
+// until one is accepted or the round ends the client.
+func (c *Client) connect(ctx context.Context, round int, then next, previous string) (*session, error) {
+	kind := then.kind
 	rc := c.reconnectFor(kind)
 	seed, index := c.cfg.Seed, uint64(c.cfg.Index)
 	var wait time.Duration
 	if kind != RoundStart {
-		wait = policies.InitialWait(seed, index, rc.InitialJitter)
+		var hint time.Duration
+		if then.hint != nil {
+			hint = *then.hint
+		}
+		wait = policies.FirstWait(seed, index, rc.InitialJitter, hint, then.hint != nil)
 	}
 	c.emit(Event{Kind: EventRound, Round: round, RoundKind: kind, Gateway: previous, Wait: wait})
 	if err := c.cfg.Clock.Sleep(ctx, wait); err != nil {

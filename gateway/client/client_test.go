@@ -320,6 +320,12 @@ func TestEndOfConnectionPicksTheRound(t *testing.T) {
 	}{
 		{"goaway then 1001 uses the drain policy", step{status: 101, then: goaway}, RoundDrain, 1001,
 			[]time.Duration{policies.InitialWait(testSeed, testIndex, 30*time.Millisecond), 50 * time.Millisecond}},
+		{"a goaway's reconnect_after_ms replaces the drain's initial wait", step{status: 101, then: goaway, hintMs: ms(1234)}, RoundDrain, 1001,
+			[]time.Duration{1234 * time.Millisecond, 50 * time.Millisecond}},
+		{"a hint of 0 reconnects at once", step{status: 101, then: goaway, hintMs: ms(0)}, RoundDrain, 1001,
+			[]time.Duration{0, 50 * time.Millisecond}},
+		{"a negative hint is ignored", step{status: 101, then: goaway, hintMs: ms(-5)}, RoundDrain, 1001,
+			[]time.Duration{policies.InitialWait(testSeed, testIndex, 30*time.Millisecond), 50 * time.Millisecond}},
 		{"1001 without goaway is a drop", step{status: 101, then: closeAs, code: websocket.StatusGoingAway}, RoundDrop, 1001,
 			[]time.Duration{policies.InitialWait(testSeed, testIndex, time.Second), 700 * time.Millisecond}},
 		{"4003 lease lost reconnects", step{status: 101, then: closeAs, code: protocol.CloseLeaseLost}, RoundDrop, 4003,
@@ -350,6 +356,8 @@ func TestEndOfConnectionPicksTheRound(t *testing.T) {
 		})
 	}
 }
+
+func ms(n int64) *int64 { return &n }
 
 func TestGatewayChoice(t *testing.T) {
 	b := backoff(t, policies.Spec{Kind: "fixed", Base: 10 * time.Millisecond})

@@ -21,7 +21,8 @@ const (
 	EventConnected EventKind = "connected"
 	// EventSynced: every configured conversation synced; Cursors and Heads.
 	EventSynced EventKind = "synced"
-	// EventGoaway: the gateway announced it is leaving.
+	// EventGoaway: the gateway announced it is leaving; Hint is the delay
+	// it asked for, if any.
 	EventGoaway EventKind = "goaway"
 	// EventClosed: the connection ended; CloseCode is -1 when no close frame
 	// arrived (reset, EOF, heartbeat lost).
@@ -66,6 +67,10 @@ type Event struct {
 	TimedOut bool
 	Wait     time.Duration // see EventRound and EventAttempt
 	Err      error         // transport error, bad Retry-After, or why Run stopped
+
+	// Hint is a goaway's reconnect_after_ms (EventGoaway), nil when it
+	// carried none (or one out of range, which the client ignores).
+	Hint *time.Duration
 
 	CloseCode   int    // EventClosed: WebSocket close code, -1 without a close frame
 	CloseReason string // EventClosed: close reason or the error frame's message

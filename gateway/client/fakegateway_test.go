@@ -36,6 +36,7 @@ type step struct {
 	code       websocket.StatusCode
 	delay      time.Duration // before the answer
 	helloDelay time.Duration // after a 101, before the hello
+	hintMs     *int64        // the goaway's reconnect_after_ms
 }
 
 // request is what the fake gateway saw of one handshake.
@@ -162,7 +163,7 @@ func (g *fakeGateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case goaway:
-		b, _ := json.Marshal(protocol.Goaway{T: protocol.TypeGoaway, Reason: "drain"})
+		b, _ := json.Marshal(protocol.Goaway{T: protocol.TypeGoaway, Reason: "drain", ReconnectAfterMs: st.hintMs})
 		conn.Write(ctx, websocket.MessageText, b)
 		conn.Close(protocol.CloseGoingAway, "drain")
 	case closeAs:

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -30,17 +31,32 @@ type frame struct {
 	Head    int64            `json:"head"`
 	Reason  string           `json:"reason"`
 	Message string           `json:"message"`
+	// ReconnectAfterMs is a goaway's hint (protocol.Goaway).
+	ReconnectAfterMs *int64 `json:"reconnect_after_ms"`
 }
 
 // connState is what the client learned on one connection before it ended.
 type connState struct {
 	goaway  bool
-	lastErr string // message of the gateway's last error frame
+	hint    *time.Duration // the goaway's reconnect_after_ms; nil: none
+	lastErr string         // message of the gateway's last error frame
 }
 
-// serve syncs, then reads until the connection ends, and returns the kind of
-// the next round, or the error that ends the client.
-func (c *Client) serve(ctx context.Context, s *session) (RoundKind, error) {
+// next is how the round after a connection begins: its kind and the
+// goaway's hint.
+type next struct {
+	kind RoundKind
+	hint *time.Duration
+}
+
+// maxHint bounds a gateway's reconnect hint: a day, as the simulator
+// bounds one (models.MaxPaceDuration); a larger or negative one is a
+// gateway's mistake, and the client ignores it and uses its own wait.
+const maxHint = 24 * time.Hour
+
+// serve syncs, then reads until the connection ends, and returns how the
+// next round begins, or the error that ends the client.
+func (c *Client) serve(ctx context.Context, s *session) (next, error) {
 	defer s.conn.CloseNow()
 	var st connState
 	var heartbeatLost atomic.Bool
@@ -63,7 +79,7 @@ func (c *Client) serve(ctx context.Context, s *session) (RoundKind, error) {
 	}
 	if ctx.Err() != nil {
 		s.conn.Close(websocket.StatusNormalClosure, "client stopping")
-		return "", ctx.Err()
+		return next{}, ctx.Err()
 	}
 	code := int(websocket.CloseStatus(err))
 	reason := st.lastErr
@@ -78,12 +94,12 @@ func (c *Client) serve(ctx context.Context, s *session) (RoundKind, error) {
 	c.emit(Event{Kind: EventClosed, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseCode: code, CloseReason: reason})
 	if code == int(protocol.CloseReplaced) {
 		c.emit(Event{Kind: EventReplaced, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseCode: code, CloseReason: reason})
-		return "", fmt.Errorf("client %s at %s: %w", c.cfg.Device.ID, s.gateway, ErrReplaced)
+		return next{}, fmt.Errorf("client %s at %s: %w", c.cfg.Device.ID, s.gateway, ErrReplaced)
 	}
 	if st.goaway {
-		return RoundDrain, nil
+		return next{kind: RoundDrain, hint: st.hint}, nil
 	}
-	return RoundDrop, nil
+	return next{kind: RoundDrop}, nil
 }
 
 // handle applies a frame that arrived outside a sync answer.
@@ -92,7 +108,12 @@ func (c *Client) handle(s *session, f frame, st *connState) {
 	case protocol.TypeGoaway:
 		if !st.goaway {
 			st.goaway = true
-			c.emit(Event{Kind: EventGoaway, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseReason: f.Reason})
+			ev := Event{Kind: EventGoaway, Round: s.round, RoundKind: s.kind, Gateway: s.gateway, CloseReason: f.Reason}
+			if h := f.ReconnectAfterMs; h != nil && *h >= 0 && *h <= maxHint.Milliseconds() {
+				hint := time.Duration(*h) * time.Millisecond
+				st.hint, ev.Hint = &hint, &hint
+			}
+			c.emit(ev)
 		}
 	case protocol.TypeError:
 		st.lastErr = f.Message

@@ -22,7 +22,7 @@ const (
 	ListenLost          = "listen_lost"           // the kick channel's connection failed
 	ListenReconnected   = "listen_reconnected"    // and is back
 	DrainStart          = "drain_start"           // SIGTERM received
-	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes
+	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes, KeyCutGoaways, KeyLastGoawayMs
 	Exit                = "exit"                  // the process ends
 )
 
@@ -92,6 +92,8 @@ const (
 	KeyRestored       = "restored"        // reregistered: routes written again
 	KeyReplaced       = "replaced"        // reregistered: sessions closed 4001, a newer claim won
 	KeyClosedCount    = "closed"          // reregistered: sessions closed 4003, the database failed
+	KeyCutGoaways     = "cut_goaways"     // goaways the pace would have sent after the grace, sent at it
+	KeyLastGoawayMs   = "last_goaway_ms"  // ms from the drain's start to its last goaway request
 )
 
 // IsLifecycle reports whether msg is one of the lifecycle messages above.

@@ -101,6 +101,11 @@ type Hello struct {
 type Goaway struct {
 	T      string `json:"t"`
 	Reason string `json:"reason"` // "drain"
+	// ReconnectAfterMs, when present, is how long the client waits, in
+	// milliseconds from the goaway, before its first reconnect attempt
+	// (instead of its own initial jitter; backoff after a failed attempt
+	// is its policy's). Absent: reconnect as the client's policy says.
+	ReconnectAfterMs *int64 `json:"reconnect_after_ms,omitempty"`
 }
 
 // Sync asks for the events of conversation Conv with seq > After.

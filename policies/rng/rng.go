@@ -27,6 +27,8 @@ const (
 	StreamHealthCheck                   // a balancer's health-check phase
 	StreamOutLeg                        // a measured request leg (network.out, first_out)
 	StreamBackLeg                       // a measured answer leg (network.back, first_back)
+	StreamHint                          // a uniform reconnect hint a goaway carries
+	StreamDeployOrder                   // a deploy's random order of gateways (client = place)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64

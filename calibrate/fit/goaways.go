@@ -1,0 +1,53 @@
+package fit
+
+import (
+	"slices"
+
+	"stormsim/calibrate/measured"
+	"stormsim/internal/quantile"
+)
+
+// Goaways is how fast the drained gateway got its goaways out, per run
+// and pooled (the median over the runs): capacity.goaway_per_s.
+type Goaways struct {
+	Runs []GoawayRun `json:"runs"`
+	// PerS is capacity.goaway_per_s; 0 when no run drained all at once.
+	PerS float64 `json:"per_s"`
+}
+
+// GoawayRun is one run's drain: its clients' goaways, as they received
+// them, from the SIGTERM.
+type GoawayRun struct {
+	Run     int     `json:"run"`
+	Goaways int     `json:"goaways"`
+	FirstMs float64 `json:"first_ms"` // their 2nd percentile
+	SpanMs  float64 `json:"span_ms"`  // from the 2nd to the 98th percentile
+	PerS    float64 `json:"per_s"`    // 0.96 x Goaways / SpanMs
+}
+
+// fitGoaways measures the drains that told every connection at once (the
+// seed's drain, or pace all): the gateway then writes its goaways as fast
+// as it can, and the time they take to reach the clients is its rate. A
+// paced drain's spread is its pace's, and says nothing of it.
+func fitGoaways(runs []*measured.Run) Goaways {
+	var g Goaways
+	var rates []float64
+	for _, r := range runs {
+		d := r.Drain
+		if d == nil || (d.Pace != "" && d.Pace != "all") || len(d.GoawaysMs) < minSamples {
+			continue
+		}
+		at := slices.Sorted(slices.Values(d.GoawaysMs))
+		gr := GoawayRun{Run: r.Run, Goaways: len(at), FirstMs: quantile.NearestRank(at, waveLo)}
+		gr.SpanMs = quantile.NearestRank(at, waveHi) - gr.FirstMs
+		if gr.SpanMs > 0 {
+			gr.PerS = roundTo(1000*(waveHi-waveLo)*float64(len(at))/gr.SpanMs, 1)
+			rates = append(rates, gr.PerS)
+		}
+		g.Runs = append(g.Runs, gr)
+	}
+	if len(rates) > 0 {
+		g.PerS = quantile.Median(rates)
+	}
+	return g
+}
