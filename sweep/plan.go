@@ -90,7 +90,7 @@ func Open(path string, replications int) (*Plan, error) {
 func open(f *config.SweepFile, replications int) (*Plan, error) {
 	p := &Plan{Name: f.Name, Size: 1, metrics: f.Metrics, file: f}
 	for _, fa := range f.Axes {
-		ax, err := expandAxis(fa)
+		ax, err := ExpandAxis(fa)
 		if err != nil {
 			return nil, err
 		}
@@ -270,44 +270,72 @@ func (p *Plan) Point(i int) (Point, error) {
 		pt.Coords[a] = rest % n
 		rest /= n
 	}
-	doc := p.base.Clone()
-	ids := make([]string, len(p.Axes))
+	settings := make([]Setting, len(p.Axes))
 	for a, ax := range p.Axes {
-		v := ax.Values[pt.Coords[a]]
-		ids[a] = ax.Path + "=" + v.Label
-		if err := doc.SetValue(ax.Path, p.value(a, pt.Coords[a])); err != nil {
-			return pt, p.pointError(err, ids[:a+1])
-		}
+		settings[a] = Setting{Path: ax.Path, Label: ax.Values[pt.Coords[a]].Label, Value: p.values[a][pt.Coords[a]], Where: ax.Where}
 	}
-	pt.ID = strings.Join(ids, " ")
-	file, err := doc.ScenarioFile()
+	pt.ID = SettingsID(settings)
+	file, err := Configure(p.base, settings, "sweep point")
 	if err != nil {
-		return pt, p.pointError(err, ids)
+		return pt, err
 	}
 	pt.Scenario = file.Scenario
 	pt.ConfigHash = file.Hash()
 	return pt, nil
 }
 
-// value is axis a's value k, parsed once.
-func (p *Plan) value(a, k int) *config.Value {
-	return p.values[a][k]
+// Setting is one config key set at a point: an axis's value at a sweep
+// point, or a key a solve sets at a probe.
+type Setting struct {
+	Path  string        // config key path, e.g. "admission.rate"
+	Label string        // the value as ids, charts and the CSV name it
+	Value *config.Value // parsed once
+	Where string        // FILE:LINE of what set it, where an error in the value belongs
 }
 
-// pointError places an error found at one grid point: on the axis whose
-// value caused it when the value itself is wrong, and with the point named.
-func (p *Plan) pointError(err error, ids []string) error {
+// SettingsID names a point by its settings: "lease.duration=500ms
+// lease.sweep_every=100ms".
+func SettingsID(settings []Setting) string {
+	ids := make([]string, len(settings))
+	for i, st := range settings {
+		ids[i] = st.Path + "=" + st.Label
+	}
+	return strings.Join(ids, " ")
+}
+
+// Configure is base with every setting applied in order, resolved and
+// validated. An error names the point (what it is, e.g. "sweep point",
+// and its settings) and, when a setting's value is wrong, is placed at
+// that setting's Where.
+func Configure(base *config.Document, settings []Setting, what string) (*config.ScenarioFile, error) {
+	doc := base.Clone()
+	for a, st := range settings {
+		if err := doc.SetValue(st.Path, st.Value); err != nil {
+			return nil, pointError(err, settings, a+1, what)
+		}
+	}
+	file, err := doc.ScenarioFile()
+	if err != nil {
+		return nil, pointError(err, settings, len(settings), what)
+	}
+	return file, nil
+}
+
+// pointError places an error found at a point: on the setting whose value
+// caused it when the value itself is wrong, and with the first applied
+// settings named.
+func pointError(err error, settings []Setting, applied int, what string) error {
 	var ce *config.Error
 	if !errors.As(err, &ce) {
 		return err
 	}
 	out := *ce
-	for _, ax := range p.Axes {
-		if strings.HasPrefix(ce.Where, "--set "+ax.Path+"=") {
-			out.Where = ax.Where
+	for _, st := range settings {
+		if strings.HasPrefix(ce.Where, "--set "+st.Path+"=") && st.Where != "" {
+			out.Where = st.Where
 		}
 	}
-	out.Problem += " [at sweep point " + strings.Join(ids, " ") + "]"
+	out.Problem += " [at " + what + " " + SettingsID(settings[:applied]) + "]"
 	return &out
 }
 
