@@ -227,8 +227,12 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 		problem := "unknown key; valid keys: " + keyList(fields)
 		if best, ok := closestKey(name, fields); ok {
 			problem = "unknown key; did you mean " + best + "?"
-		} else if path == "" && (name == "axes" || name == "base" || name == "scenario") {
+		} else if path == "" && name == "axes" {
 			problem = "a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"
+		} else if path == "" && (name == "vary" || name == "require") {
+			problem = "a solve file key: this file looks like a solve, not a scenario (run it with stormsim solve -c FILE)"
+		} else if path == "" && (name == "base" || name == "scenario") {
+			problem = "a sweep or solve file key: this file is not a scenario (run a sweep with stormsim sweep -c FILE -o DIR, a solve with stormsim solve -c FILE)"
 		}
 		return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
 	})
