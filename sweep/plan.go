@@ -185,7 +185,7 @@ func (p *Plan) Check(progress func(done int) bool) error {
 		storms := int64(len(s.Policies) * s.Replications)
 		p.cost[i] = float32(float64(storms) * float64(s.Clients))
 		p.storms[i] = uint32(min(storms, 1<<32-1))
-		p.addShape(&sh, pt, storms)
+		AddShape(&sh, s, pt.ID)
 	}
 	if progress != nil {
 		progress(p.Size)
@@ -209,7 +209,7 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	for i, ref := range p.Metrics {
 		err := cat.Check(ref)
 		if err == nil {
-			err = noData(ref, modelsOn)
+			err = NoData(ref, modelsOn)
 		}
 		if err != nil {
 			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
@@ -218,9 +218,10 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	return nil
 }
 
-// noData refuses a metric that no point can have: its model is off
-// everywhere, so its chart would be empty.
-func noData(ref results.MetricRef, modelsOn map[string]bool) error {
+// NoData refuses a metric that no point can have: its model is off
+// everywhere (modelsOn lists the scenario keys of the models on at some
+// point), so its chart would be empty.
+func NoData(ref results.MetricRef, modelsOn map[string]bool) error {
 	keys := results.ModelKeys(ref.Field)
 	if keys == nil {
 		return nil
@@ -233,9 +234,10 @@ func noData(ref results.MetricRef, modelsOn map[string]bool) error {
 	return fmt.Errorf("%s: no point of the sweep has data for it: it comes from the %s: model, which is off", ref, strings.Join(keys, ": or "))
 }
 
-// addShape adds point pt's demands to sh.
-func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
-	s := pt.Scenario
+// AddShape adds to sh the demands of a point (id names it) that runs s:
+// each of its policies once per replication.
+func AddShape(sh *budget.SweepShape, s *sim.Scenario, id string) {
+	storms := int64(len(s.Policies) * s.Replications)
 	sh.Points++
 	sh.Storms += storms
 	sh.ClientStorms += float64(storms) * float64(s.Clients)
@@ -255,8 +257,8 @@ func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
 	if s.Replications > 1 {
 		columns = int64(len(results.Stats))
 	}
-	line := int64(160+len(pt.ID)*2) + metrics*budget.NameBytes + storms*metrics*budget.TextValueBytes
-	row := int64(len(pt.ID)*2+64) + metrics*columns*budget.TextValueBytes
+	line := int64(160+len(id)*2) + metrics*budget.NameBytes + storms*metrics*budget.TextValueBytes
+	row := int64(len(id)*2+64) + metrics*columns*budget.TextValueBytes
 	sh.OutputBytes += line + int64(len(s.Policies))*row
 }
 
