@@ -20,16 +20,23 @@ const goldenDir = "../testdata/golden"
 // pins its summary table (testdata/NAME.table.golden) and its whole result
 // (goldenDir/NAME.json), byte for byte; then it runs stormsim check
 // --baseline-dir over every shipped config, as CI does, which compares
-// every metric and every series value by value and runs the sweep files'
-// corner points. A change in any number shows up as a drift naming it.
-// go test ./cli -run Golden -update rewrites both kinds of golden.
+// every metric and every series value by value, runs the sweep files'
+// corner points, and solves the solve files (with their check:
+// replications) against their solve.json in goldenDir, the answer and
+// every probe. A change in any number shows up as a drift naming it.
+// go test ./cli -run Golden -update rewrites every kind of golden.
 func TestShippedConfigGoldens(t *testing.T) {
 	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs: %v", err)
 	}
+	var solves []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if strings.HasPrefix(name, "solve-") {
+			solves = append(solves, f)
+			continue
+		}
 		if strings.HasPrefix(name, "sweep-") {
 			if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); err == nil {
 				t.Errorf("%s: a sweep file has a result golden", name)
@@ -50,6 +57,11 @@ func TestShippedConfigGoldens(t *testing.T) {
 			goldenResult(t, filepath.Join(goldenDir, name+".json"), got)
 		})
 	}
+	if *update && len(solves) > 0 {
+		if code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir, "--update-baseline"}, solves...)...); code != ExitOK {
+			t.Fatalf("writing the solve goldens: exit %d\n%s%s", code, stdout, stderr)
+		}
+	}
 	code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir}, files...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d (go test ./cli -run Golden -update refreshes the goldens after a deliberate change)\n%s%s", code, stdout, stderr)
@@ -59,7 +71,10 @@ func TestShippedConfigGoldens(t *testing.T) {
 			t.Errorf("%s not checked:\n%s", f, stdout)
 		}
 	}
-	if n := strings.Count(stdout, " series within 0%"); n != len(files)-strings.Count(stdout, ": sweep of ") {
+	if n := strings.Count(stdout, " probes within 0% "); n != len(solves) {
+		t.Errorf("%d solve baselines compared, want %d:\n%s", n, len(solves), stdout)
+	}
+	if n := strings.Count(stdout, " series within 0%"); n != len(files)-len(solves)-strings.Count(stdout, ": sweep of ") {
 		t.Errorf("%d baselines compared their series, want every scenario's:\n%s", n, stdout)
 	}
 }

@@ -119,31 +119,43 @@ func (f firstOrder) bound(key string, r Requirement) (x float64, side, formula s
 // isOutcome reports whether field says whether the storm ended.
 func isOutcome(field string) bool { return field == "converged" || field == "metastable" }
 
-// bounds are the first-order bounds of a case's requirements on the key,
-// each beside the simulated end the requirement binds.
-func (p *Problem) bounds(cr *caseRun) []BoundDoc {
-	out := []BoundDoc{}
-	pr, err := p.build(cr.c, combo{}, p.Domain.Min)
-	if err != nil {
-		return out
-	}
-	f := newFirstOrder(pr.scenario)
-	sol := cr.searches[0].s.result
-	for i, r := range p.Requirements {
-		x, side, formula, ok := f.bound(p.Domain.Key, r)
-		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
-			continue
+// firstOrderBounds are every case's first-order bounds, from its base
+// scenario (no given value set), without the simulated ends.
+func (p *Problem) firstOrderBounds() ([][]BoundDoc, error) {
+	var out [][]BoundDoc
+	for _, c := range p.cases {
+		pr, err := p.build(c, combo{}, p.Domain.Min)
+		if err != nil {
+			return nil, err
 		}
-		bd := BoundDoc{Requirement: i, Formula: formula, Bound: ValueDoc{Value: formatMetric(x, ""), X: x}, Side: side, Distance: nan}
+		f := newFirstOrder(pr.scenario)
+		bounds := []BoundDoc{}
+		for i, r := range p.Requirements {
+			x, side, formula, ok := f.bound(p.Domain.Key, r)
+			if ok && !math.IsNaN(x) && !math.IsInf(x, 0) {
+				bounds = append(bounds, BoundDoc{Requirement: i, Formula: formula, Bound: ValueDoc{Value: formatMetric(x, ""), X: x}, Side: side, Distance: nan})
+			}
+		}
+		out = append(out, bounds)
+	}
+	return out, nil
+}
+
+// bounds are a case's first-order bounds, each beside the simulated end
+// its requirement binds.
+func (p *Problem) bounds(cr *caseRun) []BoundDoc {
+	sol := cr.searches[0].s.result
+	out := slices.Clone(p.firstOrder[cr.c.index])
+	for k := range out {
+		bd := &out[k]
 		for _, e := range []End{sol.Low, sol.High} {
-			if e.eval != nil && slices.Contains(e.Binding, i) {
+			if e.eval != nil && slices.Contains(e.Binding, bd.Requirement) {
 				bd.Simulated = p.valuePtr(e.X)
-				if x != 0 {
-					bd.Distance = Number((e.X - x) / math.Abs(x))
+				if bd.Bound.X != 0 {
+					bd.Distance = Number((e.X - bd.Bound.X) / math.Abs(bd.Bound.X))
 				}
 			}
 		}
-		out = append(out, bd)
 	}
 	return out
 }

@@ -42,6 +42,9 @@ type Document struct {
 	Requirements   []RequirementDoc `json:"requirements"`
 	Across         *AxisDoc         `json:"across"`
 	Given          []AxisDoc        `json:"given"`
+	// FirstOrder are each case's first-order bounds (see CaseDoc.Bounds),
+	// which depend on the config alone.
+	FirstOrder [][]BoundDoc `json:"first_order"`
 	// Status is "answer" when every case has one, "infeasible" when none
 	// has, "partial" for a frontier with both.
 	Status string     `json:"status"`
@@ -249,13 +252,43 @@ type ProbeDoc struct {
 	Observations []ObsDoc         `json:"observations"`
 }
 
-// JSON encodes d as written to solve.json.
+// JSON encodes d as written to solve.json: as finitejson writes it,
+// with <, > and & as themselves, since every requirement has one.
 func (d *Document) JSON() ([]byte, error) {
 	data, err := finitejson.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	return append(unescapeHTML(data), '\n'), nil
+}
+
+// unescapeHTML turns encoding/json's \u003c, \u003e and \u0026 back into
+// the characters: an escape is one only after an even run of backslashes
+// (an escaped backslash is two).
+func unescapeHTML(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			out = append(out, data[i])
+			continue
+		}
+		if i+5 < len(data) && data[i+1] == 'u' && data[i+2] == '0' && data[i+3] == '0' {
+			switch string(data[i+4 : i+6]) {
+			case "3c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "3e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "26":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out = append(out, data[i], data[i+1]) // any other escape, kept whole
+		i++
+	}
+	return out
 }
 
 // Write writes d to path atomically.
@@ -334,6 +367,7 @@ func (p *Problem) header() *Document {
 	if p.Across != nil {
 		d.Across = axisDoc(*p.Across)
 	}
+	d.FirstOrder = p.firstOrder
 	for _, g := range p.Given {
 		d.Given = append(d.Given, *axisDoc(g))
 	}

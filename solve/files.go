@@ -271,3 +271,62 @@ func readProbes(path, id string, known map[string]*sweep.Record) (int64, error) 
 
 // short cuts a hash to 12 hex digits for a message.
 func short(h string) string { return h[:min(len(h), len("sha256:")+12)] }
+
+// Merge joins the output directories of a sharded solve into out, which
+// then holds exactly the files an unsharded run writes: the common
+// probes.json, every probe once in probe order, solve.json, solve.csv
+// and the charts. The searches are replayed from the shards' probes, so
+// every probe they ask for must be in a shard; shards must come from one
+// solve. Anything else is a *sweep.InputError.
+func Merge(out string, dirs []string, charts bool) (*Document, []string, error) {
+	if len(dirs) == 0 {
+		return nil, nil, &sweep.InputError{Msg: "merge: name at least one shard directory"}
+	}
+	var manifest []byte
+	known := map[string]*sweep.Record{}
+	var p *Problem
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+		if err != nil {
+			return nil, nil, &sweep.InputError{Msg: fmt.Sprintf("merge: %v", err)}
+		}
+		if manifest == nil {
+			manifest = data
+			d, err := ParseDocument(filepath.Join(dir, ManifestFile), data)
+			if err != nil {
+				return nil, nil, &sweep.InputError{Msg: "merge: " + err.Error()}
+			}
+			if p, err = fromManifest(d); err != nil {
+				return nil, nil, &sweep.InputError{Msg: fmt.Sprintf("merge: %s: %v", filepath.Join(dir, ManifestFile), err)}
+			}
+		} else if !bytes.Equal(data, manifest) {
+			return nil, nil, &sweep.InputError{Msg: fmt.Sprintf("merge: %s is from another solve than %s", dir, dirs[0])}
+		}
+		if _, err := readProbes(filepath.Join(dir, ProbesFile), sweep.LineID(p.Hash), known); err != nil {
+			return nil, nil, &sweep.InputError{Msg: fmt.Sprintf("merge: %v", err)}
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, nil, &sweep.InputError{Msg: fmt.Sprintf("merge: -o %s: %v", out, err)}
+	}
+	r := newSearcher(p, context.Background(), 1)
+	r.known, r.replay = known, true
+	crs, err := r.solve(p.cases)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := removeOutputs(out); err != nil {
+		return nil, nil, err
+	}
+	if err := atomicfile.Write(filepath.Join(out, ManifestFile), manifest); err != nil {
+		return nil, nil, err
+	}
+	return p.finish(crs, RunOptions{Dir: out, NoCharts: !charts}, false)
+}
+
+// IsDir reports whether dir holds a solve's output (its probes.json),
+// rather than a sweep's.
+func IsDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ManifestFile))
+	return err == nil
+}

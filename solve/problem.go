@@ -42,6 +42,7 @@ type Problem struct {
 	combos        []combo           // the given values crossed, the first key slowest; one empty without given
 	givenValues   [][]sweep.Setting // per given key, its values
 	varyWhere     string            // FILE:LINE of vary:
+	firstOrder    [][]BoundDoc      // per case, without the simulated ends
 	base0         *sim.Scenario
 	modelsOn      map[string]bool
 	probeShape    budget.SweepShape // the most one probe asks for
@@ -139,6 +140,9 @@ func New(f *config.SolveFile, opt Options) (*Problem, error) {
 		if err := sweep.NoData(r.Check.Metric, p.modelsOn); err != nil {
 			return nil, &config.Error{Where: r.Where, Path: "require", Problem: err.Error()}
 		}
+	}
+	if p.firstOrder, err = p.firstOrderBounds(); err != nil {
+		return nil, err
 	}
 	p.hash()
 	return p, nil

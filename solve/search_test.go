@@ -244,3 +244,17 @@ func TestStartGrowsTheBracketByDoubling(t *testing.T) {
 		t.Errorf("down: %v, answer %v", asked, sol.Answer.X)
 	}
 }
+
+func TestUnescapeHTML(t *testing.T) {
+	for in, want := range map[string]string{
+		`"a \u003c= 60s"`: `"a <= 60s"`,
+		`"\u003e\u0026"`:  `">&"`,
+		`"\\u003c"`:       `"\\u003c"`, // the text \u003c, not an escape
+		`"\\\u003c"`:      `"\\<"`,
+		`"\n\u00e9"`:      `"\n\u00e9"`,
+	} {
+		if got := string(unescapeHTML([]byte(in))); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
+	}
+}
