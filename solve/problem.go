@@ -137,7 +137,7 @@ func New(f *config.SolveFile, opt Options) (*Problem, error) {
 		return nil, err
 	}
 	for _, r := range p.Requirements {
-		if err := sweep.NoData(r.Check.Metric, p.modelsOn); err != nil {
+		if err := sweep.NoData(r.Check.Metric, p.modelsOn, "probe of the solve"); err != nil {
 			return nil, &config.Error{Where: r.Where, Path: "require", Problem: err.Error()}
 		}
 	}

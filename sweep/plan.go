@@ -209,7 +209,7 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	for i, ref := range p.Metrics {
 		err := cat.Check(ref)
 		if err == nil {
-			err = NoData(ref, modelsOn)
+			err = NoData(ref, modelsOn, "point of the sweep")
 		}
 		if err != nil {
 			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
@@ -220,8 +220,9 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 
 // NoData refuses a metric that no point can have: its model is off
 // everywhere (modelsOn lists the scenario keys of the models on at some
-// point), so its chart would be empty.
-func NoData(ref results.MetricRef, modelsOn map[string]bool) error {
+// point), so its chart would be empty. what names the points: "point of
+// the sweep", "probe of the solve".
+func NoData(ref results.MetricRef, modelsOn map[string]bool, what string) error {
 	keys := results.ModelKeys(ref.Field)
 	if keys == nil {
 		return nil
@@ -231,7 +232,7 @@ func NoData(ref results.MetricRef, modelsOn map[string]bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: no point of the sweep has data for it: it comes from the %s: model, which is off", ref, strings.Join(keys, ": or "))
+	return fmt.Errorf("%s: no %s has data for it: it comes from the %s: model, which is off", ref, what, strings.Join(keys, ": or "))
 }
 
 // AddShape adds to sh the demands of a point (id names it) that runs s:
