@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -42,6 +43,7 @@ type SolveKey struct {
 // (in the metric's unit) and its value at every probe.
 type SolvePanel struct {
 	Metric SweepMetric
+	Axis   string // the value axis's name when the metric has no unit: "rows/s"
 	Op     string
 	Limit  float64
 	Points []SolvePoint
@@ -110,10 +112,7 @@ func (s Solve) panel(sp SolvePanel, xa scale, last bool) *plot.Plot {
 	metric, factor := sp.Metric.readable(ys, []float64{sp.Limit})
 	ys = scaled(ys, factor)
 	limit := sp.Limit * factor
-	ya := valueAxis([][]float64{ys, {limit}})
-	if !ya.log {
-		ya.max = math.Max(ya.max, limit) * 1.08
-	}
+	ya := solveValueAxis(ys, limit)
 	xLabel := ""
 	if last {
 		xLabel = s.Key.label()
@@ -121,9 +120,21 @@ func (s Solve) panel(sp SolvePanel, xa scale, last bool) *plot.Plot {
 			xLabel += ", log scale"
 		}
 	}
-	p := newPlot(xLabel, metric.label())
+	yLabel := metric.Unit
+	if yLabel == "" {
+		yLabel = sp.Axis
+	}
+	if ya.log {
+		yLabel += ", log scale"
+	}
+	p := newPlot(xLabel, strings.TrimPrefix(yLabel, ", "))
 	addGrid(p)
 	panelTitle(p, fmt.Sprintf("%s %s %s", sp.Metric.Name, sp.Op, metric.value(limit)))
+	if len(s.Groups) == 1 {
+		if lo, hi, ok := passRange(sp); ok {
+			p.Add(holdsShade(xa, ya, lo, hi))
+		}
+	}
 	p.Add(hline(xa, ya, limit, lineStyle(failColor, vg.Points(1.2), referenceDash(0))))
 	for g, x := range s.Answers {
 		if finite(x) {
@@ -155,6 +166,46 @@ func (s Solve) panel(sp SolvePanel, xa scale, last bool) *plot.Plot {
 	return p
 }
 
+// holdsColor shades where a requirement holds.
+var holdsColor = color.NRGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0x22}
+
+// holdsShade shades the key's values from lo to hi across a panel.
+func holdsShade(xa, ya scale, lo, hi float64) *plotter.Polygon {
+	x0, x1, y0, y1 := xa.to(lo), xa.to(hi), ya.to(ya.min), ya.to(ya.max)
+	return &plotter.Polygon{XYs: []plotter.XYs{{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}}, Color: holdsColor}
+}
+
+// passRange is the lowest and highest probe where a requirement holds.
+func passRange(sp SolvePanel) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, pt := range sp.Points {
+		if pt.Pass {
+			lo, hi, ok = math.Min(lo, pt.X), math.Max(hi, pt.X), true
+		}
+	}
+	return lo, hi, ok
+}
+
+// solveValueAxis covers a panel's values and its limit: logarithmic when
+// the positive ones span more than 10 times, so that the limit does not
+// sink to the bottom under the largest values; linear from 0 otherwise,
+// or padded around negative values.
+func solveValueAxis(ys []float64, limit float64) scale {
+	for _, y := range append([]float64{limit}, ys...) {
+		if finite(y) && y < 0 {
+			return valueAxis([][]float64{ys, {limit}})
+		}
+	}
+	hi, lo := positiveRange([][]float64{ys}, []float64{limit})
+	switch {
+	case hi == 0:
+		return scale{min: 0, max: 1}
+	case hi > 10*lo:
+		return scale{log: true, floor: lo / 1.4, min: lo / 1.4, max: hi * 1.4}
+	}
+	return scale{min: 0, max: hi * 1.1}
+}
+
 // legend explains the marks, and names the groups when there are several.
 func (s Solve) legend() []legendItem {
 	glyph := func(c color.Color, shape draw.GlyphDrawer) plot.Thumbnailer {
@@ -165,9 +216,22 @@ func (s Solve) legend() []legendItem {
 	items := []legendItem{
 		{"passes", glyph(inkColor, draw.CircleGlyph{})},
 		{"fails", glyph(inkColor, draw.RingGlyph{})},
-		{"no data (fails)", glyph(failColor, draw.TriangleGlyph{})},
-		{"limit", &plotter.Line{LineStyle: lineStyle(failColor, vg.Points(1.2), referenceDash(0))}},
-		{"answer", &plotter.Line{LineStyle: lineStyle(inkColor, vg.Points(1), []vg.Length{vg.Points(1.5), vg.Points(2)})}},
+	}
+	noData := false
+	for _, sp := range s.Panels {
+		for _, pt := range sp.Points {
+			noData = noData || !finite(pt.Y)
+		}
+	}
+	if noData {
+		items = append(items, legendItem{"no data (fails)", glyph(failColor, draw.TriangleGlyph{})})
+	}
+	items = append(items, legendItem{"limit", &plotter.Line{LineStyle: lineStyle(failColor, vg.Points(1.2), referenceDash(0))}})
+	if len(s.Groups) == 1 {
+		items = append(items, legendItem{"holds", &plotter.Polygon{Color: holdsColor}})
+	}
+	if slices.ContainsFunc(s.Answers, finite) {
+		items = append(items, legendItem{"answer", &plotter.Line{LineStyle: lineStyle(inkColor, vg.Points(1), []vg.Length{vg.Points(1.5), vg.Points(2)})}})
 	}
 	if len(s.Groups) > 1 {
 		for g, name := range s.Groups {

@@ -34,7 +34,7 @@ func (d *Document) WriteCharts(dir string) ([]string, error) {
 		Log: strings.HasSuffix(d.Vary.Resolution, "%"), Goal: string(d.Vary.Goal)}
 	s := plots.Solve{File: RequirementsChart, Caption: caption, Key: key}
 	for _, r := range d.Requirements {
-		s.Panels = append(s.Panels, plots.SolvePanel{Metric: plots.SweepMetric{Name: r.Metric, Unit: r.Unit}, Op: r.Op, Limit: r.Bound})
+		s.Panels = append(s.Panels, plots.SolvePanel{Metric: plots.SweepMetric{Name: r.Metric, Unit: r.Unit}, Axis: axisName(r.Metric), Op: r.Op, Limit: r.Bound})
 	}
 	for g, c := range d.Cases {
 		s.Groups = append(s.Groups, c.label(d))
@@ -61,6 +61,26 @@ func (d *Document) WriteCharts(dir string) ([]string, error) {
 	}
 	more, err := f.Write(dir, plots.Options{})
 	return append(written, more...), err
+}
+
+// axisName names the value axis of a metric without a time unit: "rows/s"
+// for peak_rows_per_s, "fraction of runs" for the mean of a yes-or-no
+// metric, the field's last part otherwise.
+func axisName(metric string) string {
+	ref, err := results.ParseMetricRef(metric)
+	if err != nil {
+		return ""
+	}
+	parts := strings.Split(ref.Field, ".")
+	last := parts[len(parts)-1]
+	switch {
+	case strings.HasSuffix(last, "_per_s"):
+		words := strings.Split(strings.TrimSuffix(last, "_per_s"), "_")
+		return words[len(words)-1] + "/s"
+	case isOutcome(last) && ref.Stat == "mean":
+		return "fraction of runs"
+	}
+	return last
 }
 
 // unended reports whether some storm of a step did not end, as an
