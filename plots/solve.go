@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -64,11 +65,16 @@ func (k SolveKey) label() string {
 	return k.Name + " (" + k.Unit + ")"
 }
 
+// value writes a value of the key exactly, as titles name answers:
+// 2034 is "2,034", not "2,030".
 func (k SolveKey) value(x float64) string {
 	if k.Unit == "ms" {
 		return fmtDuration(x)
 	}
-	return fmtValue(x)
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmtCount(x)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
 // failColor marks a failing probe's outline and the limit it broke.
@@ -305,7 +311,10 @@ type SolveFrontier struct {
 	X       SweepAxis // the across key and its values
 	Key     SolveKey  // the varied key, on the y axis
 	Answers []float64 // per across value; NaN where none meets every requirement
-	Points  []FrontierPoint
+	// Bounds are the first-order bounds at each across value, drawn as
+	// a reference line (nil or NaN: none).
+	Bounds []float64
+	Points []FrontierPoint
 }
 
 // FrontierPoint is one probe: the across value's position, the key's,
@@ -348,6 +357,16 @@ func (f SolveFrontier) Write(dir string, opt Options) ([]string, error) {
 	if len(line) > 0 {
 		p.Add(answer)
 	}
+	var bound plotter.XYs
+	for i, b := range f.Bounds {
+		if i < len(f.X.Values) && finite(b) && b >= f.Key.Min && b <= f.Key.Max {
+			bound = append(bound, xa.xy(ya, f.X.Values[i], b))
+		}
+	}
+	boundLine := &plotter.Line{XYs: bound, LineStyle: lineStyle(mutedColor, vg.Points(1.2), referenceDash(0))}
+	if len(bound) > 0 {
+		p.Add(boundLine)
+	}
 	var unended bool
 	for _, pt := range f.Points {
 		shape, c := draw.GlyphDrawer(draw.CircleGlyph{}), seriesColor(0)
@@ -376,6 +395,9 @@ func (f SolveFrontier) Write(dir string, opt Options) ([]string, error) {
 	}}
 	if unended {
 		fig.legend = append(fig.legend, legendItem{"a storm did not end", glyph(failColor, draw.CrossGlyph{})})
+	}
+	if len(bound) > 0 {
+		fig.legend = append(fig.legend, legendItem{"first-order bound", boundLine})
 	}
 	return fig.save(dir, f.File, opt)
 }

@@ -55,6 +55,7 @@ func (d *Document) WriteCharts(dir string) ([]string, error) {
 		f.X.Values = append(f.X.Values, c.Across.X)
 		f.X.Labels = append(f.X.Labels, c.Across.Value)
 		f.Answers = append(f.Answers, c.answerX())
+		f.Bounds = append(f.Bounds, c.boundX())
 		for _, st := range c.Searches[0].Steps {
 			f.Points = append(f.Points, plots.FrontierPoint{X: c.Across.X, Y: st.X, Pass: st.Pass, Unended: d.unended(st)})
 		}
@@ -115,6 +116,14 @@ func (c CaseDoc) answerX() float64 {
 		return math.NaN()
 	}
 	return c.Result.Answer.X
+}
+
+// boundX is the case's first first-order bound, NaN without one.
+func (c CaseDoc) boundX() float64 {
+	if len(c.Bounds) == 0 {
+		return math.NaN()
+	}
+	return c.Bounds[0].Bound.X
 }
 
 func plural(n int) string {

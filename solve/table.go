@@ -95,14 +95,20 @@ func (t *table) question() {
 func (t *table) frontier() {
 	t.printf("\n")
 	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\t%s %s\tbracket\tbinds at the answer\tprobes\t\n", safetext.Terminal(t.d.Across.Key), t.d.Vary.Goal, t.key())
+	fmt.Fprintf(tw, "%s\t%s %s\tbracket\tfirst-order\tprobes\tbinds at the answer\t\n", safetext.Terminal(t.d.Across.Key), t.d.Vary.Goal, t.key())
 	for _, c := range t.d.Cases {
 		r := c.Result
-		answer, bracket, binds := "none", "", t.failsAt(r)
+		answer, bracket, binds := "none", "", "fails: "+t.failsAt(r)
 		if a := r.Answer; a != nil {
 			answer, bracket, binds = a.Value, bracketText(a), t.binding(a)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", c.Across.Value, answer, bracket, binds, len(c.Searches[0].Steps))
+		bound := ""
+		for _, b := range c.Bounds {
+			if bound == "" {
+				bound = b.Side + " " + b.Bound.Value
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", c.Across.Value, answer, bracket, bound, len(c.Searches[0].Steps), binds)
 	}
 	if err := tw.Flush(); err != nil && t.err == nil {
 		t.err = err
