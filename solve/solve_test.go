@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"stormsim/config"
+	"stormsim/runner"
 )
 
 // seedModel is the seed's discrete backoff model (configs/seed-backoff-
@@ -345,4 +346,82 @@ func asConfigError(err error, ce **config.Error) bool {
 	e, ok := err.(*config.Error)
 	*ce = e
 	return ok
+}
+
+// TestNonMonotoneOfTheSeedModel is a constructed case from the
+// simulator itself: with full jitter and one seed, the convergence of the
+// seed model is not monotone in the cap (3.81 s at a cap of 1.6 s, 3.21 s
+// at 2 s, 4.76 s at 2.8 s). Solving for the most cap in [1.2 s, 2.8 s]
+// that brings everyone back within 3.3 s with at most 5,130 attempts, the
+// first middle (2 s) passes both, and the next (1.6 s) fails the window
+// between two passes: the search says so, scans the grid and reports
+// every feasible stretch. Each reported verdict is checked against a run
+// of the storm.
+func TestNonMonotoneOfTheSeedModel(t *testing.T) {
+	full := strings.Replace(seedModel, "{name: exponential, base: 100ms, cap: 3200ms}", "{name: full, base: 100ms, cap: 3200ms}", 1)
+	p := solveFile(t, full+`vary: {key: "policies[0].cap", min: 1200ms, max: 2800ms, goal: most, resolution: 10ms}
+require:
+  - results[full].convergence_ms <= 3.3s
+  - results[full].attempts <= 5130
+`)
+	d := run(t, p, RunOptions{})
+	r := d.Cases[0].Result
+	if r.Monotone || len(r.Violations) == 0 {
+		t.Fatalf("not reported: %+v", r)
+	}
+	v := r.Violations[0]
+	if v.Requirement != 0 || v.Fail.Value != "1.6s" {
+		t.Errorf("violation %+v, want the window failing at 1.6s between passes", v)
+	}
+	if len(d.Cases[0].Searches[0].Steps) < DefaultScan+1 {
+		t.Errorf("%d probes: the grid was not scanned", len(d.Cases[0].Searches[0].Steps))
+	}
+	// Every verdict the solve reports is the storm's own.
+	verdict := map[string]bool{}
+	for _, pr := range d.Probes {
+		label := pr.Settings[0].Label
+		conv, attempts := stormAtCap(t, full, label)
+		want := conv <= 3300 && attempts <= 5130
+		if pr.Pass != want || float64(pr.Observations[0].Observed) != conv {
+			t.Errorf("cap %s: reported pass %v (%v ms), the storm %v ms and %v attempts", label, pr.Pass, pr.Observations[0].Observed, conv, attempts)
+		}
+		verdict[label] = pr.Pass
+	}
+	if len(r.Stretches) == 0 {
+		t.Fatal("no feasible stretch reported")
+	}
+	for _, st := range r.Stretches {
+		if !verdict[st.Low.Value] || !verdict[st.High.Value] {
+			t.Errorf("stretch %s to %s does not pass at its ends", st.Low.Value, st.High.Value)
+		}
+	}
+	if r.Answer == nil || r.Answer.Value != r.Stretches[len(r.Stretches)-1].High.Value {
+		t.Errorf("answer %+v, want the top of the last stretch", r.Answer)
+	}
+}
+
+// stormAtCap runs the model's storm with the cap set, as stormsim run
+// would, and returns its convergence and attempts.
+func stormAtCap(t *testing.T, body, capLabel string) (convergenceMs, attempts float64) {
+	t.Helper()
+	f, err := config.ParseSolve("m.yaml", []byte(body+"vary: {key: clients, min: 1, max: 2, goal: least, resolution: 1}\nrequire: [attempts > 0]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Base.Clone()
+	if err := doc.Set("policies[0].cap", capLabel); err != nil {
+		t.Fatal(err)
+	}
+	s, err := doc.Scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.RunOne(s, s.Policies[0], s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ConvergenceMs == nil {
+		t.Fatalf("cap %s: the storm did not converge", capLabel)
+	}
+	return *res.ConvergenceMs, float64(res.Attempts)
 }
