@@ -3,14 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
 	"stormsim/solve"
-	"stormsim/sweep"
 )
 
 // cmdSolve is stormsim solve.
@@ -23,17 +21,14 @@ var cmdSolve = &command{
 
 // solveRun is one stormsim solve: its flags and what they resolve to.
 type solveRun struct {
-	e              *env
-	args           []string
-	file, outDir   string
-	sets           []string
-	rf             runFlags
-	shardFlag      string
-	resume, charts bool
-	shard          shard
-	progress       *sweep.Progress
-	limits         budget.Limits
-	problem        *solve.Problem
+	e            *env
+	args         []string // as given, for the --resume command
+	file, outDir string
+	sets         []string
+	rf           runFlags
+	batchFlags
+	limits  budget.Limits
+	problem *solve.Problem
 }
 
 func runSolve(e *env, cmd *command, args []string) error {
@@ -117,11 +112,7 @@ func (r *solveRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs.StringVarP(&r.outDir, "out", "o", "", "write solve.json, solve.csv, probes.ndjson and charts into `DIR` (created)")
 	fs.StringArrayVar(&r.sets, "set", nil, "override a key of the base scenario with a YAML `path=value` (repeatable)")
 	r.rf.add(fs)
-	fs.StringVar(&r.shardFlag, "shard", "", "solve only the across values whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
-		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
-	fs.BoolVar(&r.resume, "resume", false, "reuse the probes already in DIR/probes.ndjson (of the same solve) and run the rest")
-	progress := fs.String("progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
-	fs.BoolVar(&r.charts, "charts", true, "with -o, draw the charts")
+	r.batchFlags.add(fs, "solve only the across values whose index % N == I", "reuse the probes already in DIR/probes.ndjson (of the same solve) and run the rest")
 	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
 		return done, err
 	}
@@ -131,14 +122,11 @@ func (r *solveRun) parseFlags(cmd *command, args []string) (done bool, err error
 	if r.file == "" {
 		return false, usageErrorf("stormsim solve: -c SOLVE.yaml is required")
 	}
-	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
+	if err := r.batchFlags.resolve(r.e, cmd.name); err != nil {
 		return false, err
 	}
 	if r.outDir == "" && (r.resume || r.shard.count > 1) {
 		return false, usageErrorf("stormsim solve: --resume and --shard keep probes in a directory: give -o DIR")
-	}
-	if r.progress, err = progressFlag(r.e, cmd.name, *progress); err != nil {
-		return false, err
 	}
 	r.limits, err = r.rf.limits(cmd.name)
 	return false, err
@@ -191,15 +179,6 @@ func (r *solveRun) interrupted(ie *solve.InterruptedError) error {
 	if ie.File == "" {
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim solve: %v; nothing was written (give -o DIR to keep probes and --resume)", ie)}
 	}
-	parts := []string{"stormsim", "solve"}
-	resumed := false
-	for _, a := range r.args {
-		resumed = resumed || a == "--resume" || a == "--resume=true"
-		parts = append(parts, shellQuote(a))
-	}
-	if !resumed {
-		parts = append(parts, "--resume")
-	}
 	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim solve: interrupted: %s probes are in %s, each line whole; continue with: %s",
-		human.Count(int64(ie.Probes)), ie.File, strings.Join(parts, " "))}
+		human.Count(int64(ie.Probes)), ie.File, resumeCommand("solve", r.args))}
 }

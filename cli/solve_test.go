@@ -8,25 +8,23 @@ import (
 	"testing"
 )
 
-// seedSolve solves the seed's discrete backoff model (no jitter) for the
-// least admission.per_slot: everyone back within 60 s needs 44 (the
-// closed form 3,100 + (ceil(1000 / p) - 6) x 3,200 ms), at most PEAK
-// admissions a 10 ms window allows per_slot <= PEAK.
-const seedSolve = `name: seed-solve
-scenario:
-  name: seed-backoff-model
-  seed: 1
-  clients: 1000
-  initial_jitter: 0s
-  admission: {kind: slots, slot: 10ms, per_slot: 5}
-  policies:
-    - {name: exponential, base: 100ms, cap: 3200ms}
-  metrics: {window: 10ms}
+// seedSolve solves the seed's discrete backoff model as shipped, with
+// exponential backoff (no jitter), for the least admission.per_slot:
+// everyone back within 60 s needs 44 (the closed form 3,100 +
+// (ceil(1000 / p) - 6) x 3,200 ms), at most PEAK admissions a 10 ms window
+// allows per_slot <= PEAK.
+var seedSolve = func() string {
+	path, err := filepath.Abs("../configs/seed-backoff-model.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return "name: seed-solve\nbase: " + path + `
 vary: {key: admission.per_slot, min: 1, max: 500, goal: least, resolution: 1}
 require:
   - results[exponential].convergence_ms <= 60s
   - results[exponential].peak_accepts_per_window <= PEAK
 `
+}()
 
 func TestSolveExitCodes(t *testing.T) {
 	found := writeConfig(t, strings.Replace(seedSolve, "PEAK", "100", 1))
@@ -45,10 +43,10 @@ func TestSolveExitCodes(t *testing.T) {
 		t.Errorf("infeasible: exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
 	}
 	for _, tt := range []struct{ name, from, to, want string }{
-		{"a key that cannot be varied", "key: admission.per_slot", "key: metrics.window_ms", ":11: vary.key: cannot be varied: no scenario key metrics.window_ms; did you mean metrics.window?"},
-		{"min >= max", "min: 1, max: 500", "min: 500, max: 1", ":11: vary.min: must be below max (got min 500, max 1)"},
-		{"a missing metric", "peak_accepts_per_window", "peak_accept_per_window", ":14: require: results[exponential].peak_accept_per_window: unknown metric; did you mean results[exponential].peak_accepts_per_window?"},
-		{"a resolution finer than the unit", "resolution: 1}", "resolution: 0.1}", ":11: vary.resolution: want a percentage such as 1% or a width in the key's unit: admission.per_slot is a count: want a whole number >= 0 (got 0.1)"},
+		{"a key that cannot be varied", "key: admission.per_slot", "key: metrics.window_ms", ":3: vary.key: cannot be varied: no scenario key metrics.window_ms; did you mean metrics.window?"},
+		{"min >= max", "min: 1, max: 500", "min: 500, max: 1", ":3: vary.min: must be below max (got min 500, max 1)"},
+		{"a missing metric", "peak_accepts_per_window", "peak_accept_per_window", ":6: require: results[exponential].peak_accept_per_window: unknown metric; did you mean results[exponential].peak_accepts_per_window?"},
+		{"a resolution finer than the unit", "resolution: 1}", "resolution: 0.1}", ":3: vary.resolution: want a percentage such as 1% or a width in the key's unit: admission.per_slot is a count: want a whole number >= 0 (got 0.1)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := writeConfig(t, strings.Replace(strings.Replace(seedSolve, "PEAK", "100", 1), tt.from, tt.to, 1))

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"stormsim/config"
 	"stormsim/internal/budget"
 	"stormsim/internal/human"
@@ -25,18 +27,15 @@ var cmdSweep = &command{
 
 // sweepRun is one stormsim sweep: its flags and what they resolve to.
 type sweepRun struct {
-	e              *env
-	args           []string // as given, for the --resume command
-	file, outDir   string
-	rf             runFlags
-	shardFlag      string
-	resume, charts bool
-	shard          shard
-	progress       *sweep.Progress // nil: none
-	limits         budget.Limits
-	plan           *sweep.Plan
-	name           string // the sweep's name, safe for a terminal
-	points         int    // points this shard runs
+	e            *env
+	args         []string // as given, for the --resume command
+	file, outDir string
+	rf           runFlags
+	batchFlags
+	limits budget.Limits
+	plan   *sweep.Plan
+	name   string // the sweep's name, safe for a terminal
+	points int    // points this shard runs
 }
 
 func runSweep(e *env, cmd *command, args []string) error {
@@ -89,11 +88,7 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	fs.StringVarP(&r.file, "config", "c", "", "sweep `FILE` (YAML: base or scenario, axes, metrics)")
 	fs.StringVarP(&r.outDir, "out", "o", "", "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
 	r.rf.add(fs)
-	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
-		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
-	fs.BoolVar(&r.resume, "resume", false, "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
-	progress := fs.String("progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
-	fs.BoolVar(&r.charts, "charts", true, "draw the charts")
+	r.batchFlags.add(fs, "run only points whose index % N == I", "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
 	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
 		return done, err
 	}
@@ -103,14 +98,39 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	if r.file == "" || r.outDir == "" {
 		return false, usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
 	}
-	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
-		return false, err
-	}
-	if r.progress, err = progressFlag(r.e, cmd.name, *progress); err != nil {
+	if err := r.batchFlags.resolve(r.e, cmd.name); err != nil {
 		return false, err
 	}
 	r.limits, err = r.rf.limits(cmd.name)
 	return false, err
+}
+
+// batchFlags are the flags of a command that runs many storms into a
+// directory, sharded and resumed: sweep and solve.
+type batchFlags struct {
+	shardFlag, progressMode string
+	resume, charts          bool
+	shard                   shard
+	progress                *sweep.Progress // nil: none
+}
+
+// add defines --shard (sharding says what a shard runs), --resume
+// (resuming says what it keeps), --progress and --charts.
+func (b *batchFlags) add(fs *pflag.FlagSet, sharding, resuming string) {
+	fs.StringVar(&b.shardFlag, "shard", "", sharding+", given as `I/N`; auto takes I and N from a Slurm array, "+
+		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
+	fs.BoolVar(&b.resume, "resume", false, resuming)
+	fs.StringVar(&b.progressMode, "progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
+	fs.BoolVar(&b.charts, "charts", true, "draw the charts")
+}
+
+// resolve reads --shard and --progress.
+func (b *batchFlags) resolve(e *env, cmd string) (err error) {
+	if b.shard, err = parseShard(b.shardFlag, e.lookupEnv); err != nil {
+		return err
+	}
+	b.progress, err = progressFlag(e, cmd, b.progressMode)
+	return err
 }
 
 // checkGrid checks every point of the plan, saying how far it got on a
@@ -156,7 +176,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 	if ie.Finishing {
 		what = fmt.Sprintf("interrupted while writing %s and the charts; all %s points are in %s; write them with", sweep.CSVFile, human.Count(int64(ie.Points)), ie.File)
 	}
-	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: %s: %s", what, resumeCommand(r.args))}
+	return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim sweep: %s: %s", what, resumeCommand("sweep", r.args))}
 }
 
 // summary is the line that says what a finished sweep wrote.
@@ -232,10 +252,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// resumeCommand is the command line that continues an interrupted sweep:
-// this one, with --resume.
-func resumeCommand(args []string) string {
-	parts := []string{"stormsim", "sweep"}
+// resumeCommand is the command line that continues an interrupted sweep
+// or solve (cmd): this one, with --resume.
+func resumeCommand(cmd string, args []string) string {
+	parts := []string{"stormsim", cmd}
 	resumed := false
 	for _, a := range args {
 		resumed = resumed || a == "--resume" || a == "--resume=true"

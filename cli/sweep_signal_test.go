@@ -27,31 +27,8 @@ func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "cut")
 	args := []string{"sweep", "-c", cfg, "-o", dir, "--progress", "none", "--charts=false", "--workers", "1"}
-	type outcome struct {
-		code   int
-		stderr string
-	}
-	done := make(chan outcome)
-	go func() {
-		code, _, stderr := stormsim(args...)
-		done <- outcome{code, stderr}
-	}()
-	// The signal goes once a line is written, when the sweep's handler is
-	// surely installed.
-	for {
-		if data, _ := os.ReadFile(filepath.Join(dir, "sweep.ndjson")); bytes.Contains(data, []byte("\n")) {
-			break
-		}
-		select {
-		case o := <-done:
-			t.Fatalf("the sweep ended before it could be interrupted: exit %d %s", o.code, o.stderr)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	o := <-done
 	points := filepath.Join(dir, "sweep.ndjson")
+	o := interruptOnceWritten(t, args, points)
 	want := "stormsim sweep: interrupted: "
 	tail := " of 800 points are in " + points + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
 	if o.code != ExitInterrupted || !strings.HasPrefix(o.stderr, want) || !strings.HasSuffix(o.stderr, tail) {
@@ -69,6 +46,37 @@ func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 			t.Errorf("%s after the resume differs from an uninterrupted sweep's", n)
 		}
 	}
+}
+
+// outcome is how an interrupted command ended.
+type outcome struct {
+	code   int
+	stderr string
+}
+
+// interruptOnceWritten runs stormsim with args and sends the process
+// SIGINT once file holds a whole line, when the command's handler is
+// surely installed.
+func interruptOnceWritten(t *testing.T, args []string, file string) outcome {
+	t.Helper()
+	done := make(chan outcome)
+	go func() {
+		code, _, stderr := stormsim(args...)
+		done <- outcome{code, stderr}
+	}()
+	for {
+		if data, _ := os.ReadFile(file); bytes.Contains(data, []byte("\n")) {
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("%s ended before it could be interrupted: exit %d %s", args[0], o.code, o.stderr)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	return <-done
 }
 
 // TestRunCtrlCStopsTheStorm sends SIGINT during a long storm (some 500 M
@@ -131,29 +139,8 @@ func TestSolveCtrlCKeepsItsProbes(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "cut")
 	args := []string{"solve", "-c", cfg, "-o", dir, "--progress", "none", "--charts=false", "--workers", "1"}
-	type outcome struct {
-		code   int
-		stderr string
-	}
-	done := make(chan outcome)
-	go func() {
-		code, _, stderr := stormsim(args...)
-		done <- outcome{code, stderr}
-	}()
 	probes := filepath.Join(dir, "probes.ndjson")
-	for {
-		if data, _ := os.ReadFile(probes); bytes.Contains(data, []byte("\n")) {
-			break
-		}
-		select {
-		case o := <-done:
-			t.Fatalf("the solve ended before it could be interrupted: exit %d %s", o.code, o.stderr)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	o := <-done
+	o := interruptOnceWritten(t, args, probes)
 	want := "stormsim solve: interrupted: "
 	tail := " probes are in " + probes + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
 	if o.code != ExitInterrupted || !strings.HasPrefix(o.stderr, want) || !strings.HasSuffix(o.stderr, tail) {

@@ -58,12 +58,7 @@ type SolvePoint struct {
 	Pass  bool
 }
 
-func (k SolveKey) label() string {
-	if k.Unit == "" {
-		return k.Name
-	}
-	return k.Name + " (" + k.Unit + ")"
-}
+func (k SolveKey) label() string { return SweepMetric{Name: k.Name, Unit: k.Unit}.label() }
 
 // value writes a value of the key exactly, as titles name answers:
 // 2034 is "2,034", not "2,030".

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -169,7 +170,7 @@ func (p *Problem) endDoc(e End, combos []combo, n *numbering) *EndDoc {
 	ed := &EndDoc{ValueDoc: p.value(e.X), Bracket: []ValueDoc{p.value(e.X)}, Binding: []BindingDoc{}, Observations: p.observations(e.eval, combos)}
 	if e.Fail != nil {
 		ed.Bracket = append(ed.Bracket, p.value(*e.Fail))
-		slices.SortFunc(ed.Bracket, func(a, b ValueDoc) int { return cmpFloat(a.X, b.X) })
+		slices.SortFunc(ed.Bracket, func(a, b ValueDoc) int { return cmp.Compare(a.X, b.X) })
 	}
 	for _, r := range e.Binding {
 		ed.Binding = append(ed.Binding, BindingDoc{Requirement: r, Margin: Number(e.eval.obs[r].Margin),

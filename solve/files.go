@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"stormsim/internal/atomicfile"
 	"stormsim/sweep"
@@ -107,22 +106,16 @@ func (r *searcher) solve(cases []caseSpec) ([]*caseRun, error) {
 	r.progress.Begin(sweep.Totals{Title: "solve", Unit: "probes", Resumed: len(r.known), Estimated: true})
 	stop := r.start()
 	crs := make([]*caseRun, len(cases))
-	errs := make([]error, len(cases))
-	var wg sync.WaitGroup
-	for i, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			crs[i], errs[i] = r.solveCase(c)
-		}()
-	}
-	wg.Wait()
+	err := atOnce(len(cases), func(i int) (err error) {
+		crs[i], err = r.solveCase(cases[i])
+		return err
+	})
 	stop()
 	r.progress.End()
-	if err := r.err(); err != nil {
-		return nil, err
+	if first := r.err(); first != nil {
+		return nil, first
 	}
-	return crs, errors.Join(errs...)
+	return crs, err
 }
 
 // finish writes a finished solve's files: probes.ndjson in probe order,

@@ -406,15 +406,22 @@ func towards(s *search, i int) (Goal, bool) {
 	return "", false
 }
 
-// driveAll runs searches at once and returns the first error.
+// driveAll runs searches at once.
 func (r *searcher) driveAll(c caseSpec, srs []*searchRun) error {
-	errs := make([]error, len(srs))
+	return atOnce(len(srs), func(i int) error { return r.drive(c, srs[i]) })
+}
+
+// atOnce calls fn(i) for every i in [0, n), each on its own goroutine,
+// and returns their errors joined. Unlike runner.ForEach it does not
+// bound how many run: each waits on storms the one pool of workers runs.
+func atOnce(n int, fn func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, sr := range srs {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.drive(c, sr)
+			errs[i] = fn(i)
 		}()
 	}
 	wg.Wait()

@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -45,14 +46,14 @@ func newSearch(d *Domain, reqs []int, goal Goal) *search {
 
 // add records an evaluation; a value already known is kept as it was.
 func (s *search) add(e *eval) {
-	i, found := slices.BinarySearchFunc(s.evals, e.x, func(a *eval, x float64) int { return cmpFloat(a.x, x) })
+	i, found := slices.BinarySearchFunc(s.evals, e.x, func(a *eval, x float64) int { return cmp.Compare(a.x, x) })
 	if !found {
 		s.evals = slices.Insert(s.evals, i, e)
 	}
 }
 
 func (s *search) at(x float64) *eval {
-	i, found := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmpFloat(a.x, x) })
+	i, found := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmp.Compare(a.x, x) })
 	if !found {
 		return nil
 	}
@@ -219,11 +220,26 @@ func (s *search) violation(r int, sd side) (Violation, bool) {
 // lowerEnd is the bracket of the feasible values' lower end: the highest
 // value where a requirement that passes above fails (none: the range's
 // bottom binds) and the lowest value above it where all of them pass.
-func (s *search) lowerEnd(a analysis) (fail *eval, pass *eval) {
-	for _, e := range s.evals {
+func (s *search) lowerEnd(a analysis) (fail, pass *eval) {
+	return s.sideEnd(a, above, s.evals)
+}
+
+// upperEnd mirrors lowerEnd for the requirements that pass below,
+// walking down from the top.
+func (s *search) upperEnd(a analysis) (pass, fail *eval) {
+	down := slices.Clone(s.evals)
+	slices.Reverse(down)
+	fail, pass = s.sideEnd(a, below, down)
+	return pass, fail
+}
+
+// sideEnd walks evals in order and returns the last one where a
+// requirement of side sd fails and the first after it where all pass.
+func (s *search) sideEnd(a analysis, sd side, evals []*eval) (fail, pass *eval) {
+	for _, e := range evals {
 		ok := true
 		for _, r := range s.reqs {
-			if a.side[r] == above && !e.obs[r].Pass {
+			if a.side[r] == sd && !e.obs[r].Pass {
 				ok = false
 			}
 		}
@@ -234,25 +250,6 @@ func (s *search) lowerEnd(a analysis) (fail *eval, pass *eval) {
 		}
 	}
 	return fail, pass
-}
-
-// upperEnd mirrors lowerEnd for the requirements that pass below.
-func (s *search) upperEnd(a analysis) (pass *eval, fail *eval) {
-	for i := len(s.evals) - 1; i >= 0; i-- {
-		e := s.evals[i]
-		ok := true
-		for _, r := range s.reqs {
-			if a.side[r] == below && !e.obs[r].Pass {
-				ok = false
-			}
-		}
-		if !ok {
-			fail, pass = e, nil
-		} else if pass == nil {
-			pass = e
-		}
-	}
-	return pass, fail
 }
 
 // bisect narrows both ends of the feasible interval to the resolution,
@@ -513,7 +510,7 @@ func (s *search) stretches() []Stretch {
 }
 
 func (s *search) before(x float64) *eval {
-	i, _ := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmpFloat(a.x, x) })
+	i, _ := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmp.Compare(a.x, x) })
 	if i == 0 {
 		return nil
 	}
@@ -521,7 +518,7 @@ func (s *search) before(x float64) *eval {
 }
 
 func (s *search) after(x float64) *eval {
-	i, found := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmpFloat(a.x, x) })
+	i, found := slices.BinarySearchFunc(s.evals, x, func(a *eval, x float64) int { return cmp.Compare(a.x, x) })
 	if found {
 		i++
 	}
@@ -534,14 +531,4 @@ func (s *search) after(x float64) *eval {
 // rel is requirement r's relative margin at e.
 func (e *eval) rel(r int) float64 {
 	return e.obs[r].Relative
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -144,20 +145,11 @@ func (t *table) failsAt(r ResultDoc) string {
 		parts = append(parts, t.req(i))
 	}
 	for _, i := range r.FailsAtMin {
-		if !containsIndex(r.FailsAtMax, i) {
+		if !slices.Contains(r.FailsAtMax, i) {
 			parts = append(parts, t.req(i))
 		}
 	}
 	return strings.Join(parts, "; ")
-}
-
-func containsIndex(v []int, x int) bool {
-	for _, y := range v {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // result says the answer, or why there is none.
