@@ -10,20 +10,21 @@ import (
 
 // TestDataFlowsOneWay keeps stormsim's packages in the order its data
 // flows: config (YAML) -> sim (the engine, with its policies and models)
-// -> runner -> results -> check, plots and sweep -> cli. No package
+// -> runner -> results -> check, plots and sweep -> solve -> cli. No package
 // imports one further down the flow, so that, for instance, results takes
 // the config hash it is given rather than reaching back for package config.
 func TestDataFlowsOneWay(t *testing.T) {
 	downstream := map[string][]string{
-		"policies": {"models", "sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
-		"models":   {"sim", "config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
-		"sim":      {"config", "runner", "results", "check", "plots", "sweep", "cli", "calibrate", "gateway"},
-		"config":   {"runner", "results", "check", "plots", "sweep", "cli", "calibrate"},
-		"runner":   {"config", "check", "plots", "sweep", "cli", "calibrate"},
-		"results":  {"config", "runner", "check", "plots", "sweep", "cli", "calibrate"},
-		"check":    {"config", "runner", "plots", "sweep", "cli", "calibrate"},
-		"plots":    {"config", "runner", "results", "check", "sweep", "cli", "calibrate"},
-		"sweep":    {"check", "cli", "calibrate"},
+		"policies": {"models", "sim", "config", "runner", "results", "check", "plots", "sweep", "solve", "cli", "calibrate", "gateway"},
+		"models":   {"sim", "config", "runner", "results", "check", "plots", "sweep", "solve", "cli", "calibrate", "gateway"},
+		"sim":      {"config", "runner", "results", "check", "plots", "sweep", "solve", "cli", "calibrate", "gateway"},
+		"config":   {"runner", "results", "check", "plots", "sweep", "solve", "cli", "calibrate"},
+		"runner":   {"config", "check", "plots", "sweep", "solve", "cli", "calibrate"},
+		"results":  {"config", "runner", "check", "plots", "sweep", "solve", "cli", "calibrate"},
+		"check":    {"config", "runner", "plots", "sweep", "solve", "cli", "calibrate"},
+		"plots":    {"config", "runner", "results", "check", "sweep", "solve", "cli", "calibrate"},
+		"sweep":    {"check", "solve", "cli", "calibrate"},
+		"solve":    {"cli", "calibrate"},
 	}
 	for pkg, forbidden := range downstream {
 		p, err := build.ImportDir(filepath.Join("..", pkg), 0)
