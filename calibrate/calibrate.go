@@ -21,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +124,9 @@ type calibration struct {
 	plan      lab.Plan
 	predicted []fit.Model // none without Options.Models
 	rep       *report.Report
+	// files are the calibrated scenarios as written, by file name: what
+	// the calibrated and pooled models simulate is what they read back.
+	files map[string][]byte
 }
 
 // Run calibrates the resolved scenario s: real runs, fit, simulations,
@@ -226,8 +231,11 @@ func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 		}
 		c.predicted = append(c.predicted, m)
 	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	c.rep = &report.Report{SchemaVersion: report.SchemaVersion, Tool: "stormsim " + results.Version, Name: s.Name, Seed: s.Seed,
-		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Models: files, DisturbedCores: lab.DisturbedCores}
+		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Models: files, DisturbedCores: lab.DisturbedCores,
+		Config: config.Echo(s), Frame: report.Frame{WindowMs: ms(c.plan.Window), AcceptBound: c.plan.AcceptBound,
+			ReclaimLoMs: ms(c.plan.ReclaimLo), ReclaimHiMs: ms(c.plan.ReclaimHi)}}
 	return c, nil
 }
 
@@ -328,22 +336,51 @@ func (c *calibration) models() ([]model, error) {
 		return append(ms, c.measuredCapacity(), model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
 	}
 	calibrated := model{role: report.Calibrated}
+	c.files = map[string][]byte{}
 	var why []string
 	for _, r := range c.rep.Fit.Runs {
 		if r.Model == nil {
 			why = append(why, fmt.Sprintf("run %d: %s", r.Run, r.Error))
 			continue
 		}
-		calibrated.scenarios = append(calibrated.scenarios, r.Model.Apply(c.s))
+		s, err := c.written(fmt.Sprintf(CalibratedRunFile, r.Run), fmt.Sprintf("real run %d alone", r.Run), r.Model.Apply(c.s))
+		if err != nil {
+			return nil, err
+		}
+		calibrated.scenarios = append(calibrated.scenarios, s)
 		calibrated.runs = append(calibrated.runs, r.Run)
 	}
 	if len(calibrated.scenarios) == 0 {
 		return nil, &UsageError{fmt.Errorf("no real run can be fitted alone: %s", strings.Join(why, "; "))}
 	}
-	pooled := c.rep.Fit.Model.Apply(c.s)
+	fittedOn := fmt.Sprintf("%d real runs", len(c.rep.Real))
+	if len(c.rep.Real) == 1 {
+		fittedOn = "1 real run"
+	}
+	pooled, err := c.written(CalibratedFile, fittedOn, c.rep.Fit.Model.Apply(c.s))
+	if err != nil {
+		return nil, err
+	}
 	c.rep.CalibratedConfig = config.Echo(pooled)
 	return append(ms, calibrated, model{role: report.Pooled, scenarios: []*sim.Scenario{pooled}},
 		model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
+}
+
+// written writes the calibrated scenario s as the file name will hold it
+// (report.ScenarioYAML: rounded, defaults left out), keeps the bytes for
+// write, and returns the scenario the file reads back as: the model the
+// calibration simulates and checks is the file.
+func (c *calibration) written(name, fittedOn string, s *sim.Scenario) (*sim.Scenario, error) {
+	data, err := report.ScenarioYAML(c.s.Name, fittedOn, config.Echo(s))
+	if err != nil {
+		return nil, err
+	}
+	back, err := config.Parse(name, data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s as written does not read back: %w", name, err)
+	}
+	c.files[name] = data
+	return back, nil
 }
 
 // measuredCapacity is the calibrated model of runs that cannot be fitted
@@ -380,8 +417,9 @@ func (c *calibration) simulate() error {
 		if err != nil {
 			return err
 		}
-		sm := report.Simulation{Role: m.role, Runs: m.runs, Borrowed: m.borrowed, Replications: c.opt.Replications, FirstSeed: c.s.Seed, Results: reps,
-			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window)}
+		sm := report.Simulation{Role: m.role, Runs: m.runs, Borrowed: m.borrowed, Replications: c.opt.Replications, FirstSeed: c.s.Seed,
+			Metrics: compare.Metrics(c.rep.Real, reps, c.s.Seed), Series: compare.Series(c.rep.Real, reps, window),
+			PerReplication: report.FiguresOf(reps)}
 		for _, s := range m.scenarios {
 			sm.Sections = append(sm.Sections, report.SectionsOf(s))
 		}
@@ -415,17 +453,8 @@ func (c *calibration) write() error {
 		}
 		return c.writeCharts()
 	}
-	runs := fmt.Sprintf("%d real run(s)", len(c.rep.Real))
-	if err := atomicfile.Write(filepath.Join(c.opt.OutDir, CalibratedFile), c.rep.ScenarioYAML(runs, c.rep.CalibratedConfig)); err != nil {
-		return err
-	}
-	for _, r := range c.rep.Fit.Runs {
-		if r.Model == nil {
-			continue // it cannot be fitted alone
-		}
-		echo := config.Echo(r.Model.Apply(c.s))
-		file := filepath.Join(c.opt.OutDir, fmt.Sprintf(CalibratedRunFile, r.Run))
-		if err := atomicfile.Write(file, c.rep.ScenarioYAML(fmt.Sprintf("real run %d alone", r.Run), echo)); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(c.files)) { // calibrated.yaml and each run's alone
+		if err := atomicfile.Write(filepath.Join(c.opt.OutDir, name), c.files[name]); err != nil {
 			return err
 		}
 	}
@@ -434,9 +463,7 @@ func (c *calibration) write() error {
 
 // writeCharts draws the charts of the report.
 func (c *calibration) writeCharts() error {
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	_, err := c.rep.WriteCharts(filepath.Join(c.opt.OutDir, ChartsDir), report.Frame{WindowMs: ms(c.plan.Window),
-		AcceptBound: c.plan.AcceptBound, ReclaimLoMs: ms(c.plan.ReclaimLo), ReclaimHiMs: ms(c.plan.ReclaimHi)})
+	_, err := c.rep.WriteCharts(filepath.Join(c.opt.OutDir, ChartsDir))
 	return err
 }
 

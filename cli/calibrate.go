@@ -74,15 +74,20 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	case err != nil:
 		return fmt.Errorf("stormsim calibrate: %w", err)
 	}
-	if err := rep.WriteTable(e.stdout); err != nil {
+	if err := rep.WriteSummary(e.stdout); err != nil {
 		return err
 	}
+	page, err := writeReport(opt.OutDir)
+	if err != nil {
+		return fmt.Errorf("stormsim calibrate: the report: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "\nreport: %s (every run, the fit, each model metric by metric and window by window, the charts)\n", page)
 	written := []string{filepath.Join(opt.OutDir, calibrate.ReportFile)}
 	if rep.FitError == "" { // runs that cannot be fitted whole have no calibrated scenario
 		written = append(written, filepath.Join(opt.OutDir, calibrate.CalibratedFile))
 	}
 	written = append(written, filepath.Join(opt.OutDir, calibrate.RecordFile), filepath.Join(opt.OutDir, calibrate.ChartsDir)+"/")
-	fmt.Fprintf(e.stdout, "\nwritten: %s\n", strings.Join(written, ", "))
+	fmt.Fprintf(e.stdout, "written: %s\n", strings.Join(written, ", "))
 	if f := rep.Failures(); len(f) > 0 {
 		return &exitError{code: ExitCheckFailed, err: fmt.Errorf("stormsim calibrate: %s", f[0])}
 	}

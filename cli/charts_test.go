@@ -53,8 +53,8 @@ func TestRunWritesCharts(t *testing.T) {
 	}
 	checkChartFiles(t, dir, "attempts", "connected", "work-vs-time")
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 7 {
-		t.Errorf("%d files, want result.json and 3 charts in 2 formats", len(entries))
+	if len(entries) != 8 {
+		t.Errorf("%d files, want result.json, report.html and 3 charts in 2 formats", len(entries))
 	}
 }
 
@@ -225,14 +225,14 @@ func TestRerunIntoADirectoryRemovesStaleFiles(t *testing.T) {
 	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	core := "attempts.png attempts.svg connected.png connected.svg notes.txt result.json work-vs-time.png work-vs-time.svg"
+	core := "attempts.png attempts.svg connected.png connected.svg notes.txt report.html result.json work-vs-time.png work-vs-time.svg"
 	if got := names(); got != core {
 		t.Errorf("after a run without models:\n got %s\nwant %s", got, core)
 	}
 	if code, _, stderr := stormsim("run", "-c", ownConfigs[0], "-o", dir, "--charts=false"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if got := names(); got != "notes.txt result.json" {
+	if got := names(); got != "notes.txt report.html result.json" {
 		t.Errorf("after --charts=false: %s", got)
 	}
 	lab := filepath.Join(t.TempDir(), "lab")

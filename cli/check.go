@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"stormsim/budget"
 	"stormsim/check"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/policies"
 	"stormsim/results"

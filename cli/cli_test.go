@@ -140,8 +140,8 @@ func TestRunWritesResultFile(t *testing.T) {
 		t.Error("result.json differs from the JSON on stdout")
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("dir holds %d entries, want only %s (no temporary files)", len(entries), ResultFile)
+	if len(entries) != 2 {
+		t.Errorf("dir holds %d entries, want only %s and report.html (no temporary files)", len(entries), ResultFile)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"stormsim/internal/budget"
+	"stormsim/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"
@@ -49,6 +49,7 @@ var commands = []*command{
 	cmdMerge,
 	cmdPlot,
 	cmdPolicies,
+	cmdReport,
 	cmdRun,
 	cmdSolve,
 	cmdSweep,

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"stormsim/htmlreport"
 	"stormsim/internal/outdir"
 	"stormsim/solve"
 	"stormsim/sweep"
@@ -54,11 +55,15 @@ func runMerge(e *env, cmd *command, args []string) error {
 		}
 		return solveVerdict(doc)
 	}
-	written, err := sweep.Merge(dir.Path, fs.Args(), *charts)
+	written, err := sweep.Merge(dir.Path, fs.Args(), *charts, htmlreport.File)
 	if err != nil {
 		dir.Abandon()
 		return sweepError(err)
 	}
-	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n", fs.NArg(), *out, len(written))
+	report, err := writeReport(dir.Path)
+	if err != nil {
+		return fmt.Errorf("stormsim merge: the report: %w", err)
+	}
+	_, err = fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files and %s)\n", fs.NArg(), *out, len(written), report)
 	return err
 }

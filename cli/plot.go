@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"stormsim/check"
+	"stormsim/htmlreport"
 	"stormsim/internal/outdir"
 	"stormsim/plots"
 )
@@ -39,7 +40,7 @@ func runPlot(e *env, cmd *command, args []string) error {
 		if err != nil {
 			return badInput(err)
 		}
-		run := chartRun(doc, scenarioOf(f, doc))
+		run := htmlreport.ChartRun(doc, scenarioOf(f, doc))
 		if err := run.Validate(); err != nil {
 			return usageErrorf("%s: cannot chart it: %v", f, err)
 		}

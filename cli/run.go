@@ -11,8 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
+	"stormsim/htmlreport"
+	"stormsim/internal/atomicfile"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
@@ -153,18 +155,30 @@ func (r *stormRun) build(ctx context.Context, file *config.ScenarioFile, specs [
 // dir, and removes what an earlier run wrote there and this one did not.
 func (r *stormRun) writeDir(dir *outdir.Dir, res *results.Document, s *sim.Scenario) error {
 	path := filepath.Join(dir.Path, ResultFile)
-	if err := res.WriteJSON(path); err != nil {
+	data, err := res.JSON()
+	if err == nil {
+		err = atomicfile.Write(path, data)
+	}
+	if err != nil {
 		dir.Abandon()
 		return fmt.Errorf("stormsim run: writing %s: %w", path, err)
 	}
 	written := []string{path}
 	if r.charts {
-		paths, err := plots.Write(dir.Path, chartRun(res, s), plots.Options{})
+		paths, err := plots.Write(dir.Path, htmlreport.ChartRun(res, s), plots.Options{})
 		written = append(written, paths...)
 		if err != nil {
 			return fmt.Errorf("stormsim run: %w", err)
 		}
 	}
+	page, err := htmlreport.RunPage(data)
+	if err == nil {
+		path, err = htmlreport.Write(dir.Path, page)
+	}
+	if err != nil {
+		return fmt.Errorf("stormsim run: the report: %w", err)
+	}
+	written = append(written, path)
 	return dir.RemoveStale(runFiles(), written)
 }
 
@@ -198,7 +212,7 @@ func warnHorizon(w io.Writer, doc *results.Document) {
 
 // runFiles are the names of every file run -o may write.
 func runFiles() []string {
-	return append([]string{ResultFile}, plots.FileNames(plots.ChartNames...)...)
+	return append([]string{ResultFile, htmlreport.File}, plots.FileNames(plots.ChartNames...)...)
 }
 
 // writeRun prints doc as a table or as JSON.

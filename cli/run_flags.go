@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
 )
 
 // runFlags are the flags that say how many storms to run and on how many

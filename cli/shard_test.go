@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"stormsim/internal/budget"
+	"stormsim/budget"
 )
 
 // TestShardFromABatchEngine pins --shard: I/N as given, and auto read

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"stormsim/internal/budget"
+	"stormsim/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"

@@ -9,8 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
+	"stormsim/htmlreport"
 	"stormsim/internal/human"
 	"stormsim/internal/outdir"
 	"stormsim/internal/safetext"
@@ -67,7 +68,7 @@ func runSweep(e *env, cmd *command, args []string) error {
 	}
 	stopWatch := e.watchMemory(r.limits, est)
 	written, err := r.plan.Run(sweep.Options{Dir: dir.Path, Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count,
-		Resume: r.resume, NoCharts: !r.charts, Progress: r.progress, Context: ctx})
+		Resume: r.resume, NoCharts: !r.charts, Progress: r.progress, Context: ctx, Derived: []string{htmlreport.File}})
 	stopWatch()
 	var ie *sweep.InterruptedError
 	if errors.As(err, &ie) {
@@ -76,6 +77,11 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		dir.Abandon()
 		return sweepError(err)
+	}
+	if r.shard.count <= 1 { // a shard's report is the merged sweep's
+		if _, err := writeReport(r.outDir); err != nil {
+			return fmt.Errorf("stormsim sweep: the report: %w", err)
+		}
 	}
 	_, err = fmt.Fprintln(e.stdout, r.summary(written))
 	return err
@@ -183,7 +189,7 @@ func (r *sweepRun) interrupted(ie *sweep.InterruptedError) error {
 func (r *sweepRun) summary(charts []string) string {
 	files := []string{sweep.ManifestFile, sweep.PointsFile}
 	if r.shard.count <= 1 {
-		files = append(files, sweep.CSVFile)
+		files = append(files, sweep.CSVFile, htmlreport.File)
 	}
 	msg := fmt.Sprintf("%s: %d points, %d replications per policy: wrote %s in %s", r.name, r.plan.Size, r.plan.Replications, strings.Join(files, ", "), r.outDir)
 	switch {

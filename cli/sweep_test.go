@@ -46,7 +46,7 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 	if code != ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if want := "small: 6 points, 2 replications per policy: wrote sweep.json, sweep.ndjson, sweep.csv in " + whole + ", and 2 chart files\n"; stdout != want {
+	if want := "small: 6 points, 2 replications per policy: wrote sweep.json, sweep.ndjson, sweep.csv, report.html in " + whole + ", and 2 chart files\n"; stdout != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
 	want := readDir(t, whole)
@@ -55,7 +55,7 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "convergence_ms.png convergence_ms.svg sweep.csv sweep.json sweep.ndjson" {
+	if strings.Join(names, " ") != "convergence_ms.png convergence_ms.svg report.html sweep.csv sweep.json sweep.ndjson" {
 		t.Errorf("files %v", names)
 	}
 	var shards []string
@@ -74,7 +74,7 @@ func TestSweepCommandShardsAndMerge(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("merge: exit %d %s", code, stderr)
 	}
-	got := readDir(t, merged)
+	got := readDir(t, merged) // report.html among them: the same page
 	if len(got) != len(want) {
 		t.Fatalf("merged %d files, unsharded %d", len(got), len(want))
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"stormsim/budget"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/internal/safetext"
 	"stormsim/results"

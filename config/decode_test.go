@@ -23,6 +23,7 @@ type sample struct {
 	Optional *section           `yaml:"optional"`
 	Weights  map[string]float64 `yaml:"weights"`
 	List     []section          `yaml:"list"`
+	//lint:ignore U1000 an unexported field, which decoding must leave alone
 	internal int
 	Untagged int
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"stormsim/internal/param"
 	"stormsim/models"
-	"stormsim/policies"
 )
 
 // RejectionLog says how refused handshakes are logged.
@@ -176,7 +176,7 @@ func (c Config) Validate() error {
 		return &ConfigError{"log-rejections", "must be summary or each", fmt.Sprintf("%q", c.LogRejections)}
 	}
 	if err := c.admission().Validate(); err != nil {
-		var pe *policies.ParamError
+		var pe *param.Error
 		if errors.As(err, &pe) {
 			return &ConfigError{"admit-" + pe.Key, pe.Problem, pe.Got}
 		}
@@ -192,7 +192,7 @@ func (c Config) Validate() error {
 		}
 		spec := models.AdmissionSpec{Kind: "token_bucket", Rate: b.rate, Burst: b.burst}
 		if err := spec.Validate(); err != nil {
-			var pe *policies.ParamError
+			var pe *param.Error
 			if errors.As(err, &pe) {
 				return &ConfigError{b.flag + "-" + pe.Key, pe.Problem, pe.Got}
 			}

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
 )
 
 // Admission decides whether a handshake arriving at now is admitted. Calls
@@ -47,29 +47,29 @@ const (
 	AdmissionUnlimited   AdmissionKind = "unlimited"
 )
 
-// Validate checks the spec; errors are *policies.ParamError naming the key.
+// Validate checks the spec; errors are *param.Error naming the key.
 func (s AdmissionSpec) Validate() error {
 	if s.RetryAfter < 0 {
-		return &policies.ParamError{Key: "retry_after", Problem: "must be >= 0", Got: s.RetryAfter}
+		return &param.Error{Key: "retry_after", Problem: "must be >= 0", Got: s.RetryAfter}
 	}
 	switch s.Kind {
 	case AdmissionSlots:
 		if s.Slot <= 0 {
-			return &policies.ParamError{Key: "slot", Problem: "must be > 0", Got: s.Slot}
+			return &param.Error{Key: "slot", Problem: "must be > 0", Got: s.Slot}
 		}
 		if s.PerSlot < 1 {
-			return &policies.ParamError{Key: "per_slot", Problem: "must be >= 1", Got: s.PerSlot}
+			return &param.Error{Key: "per_slot", Problem: "must be >= 1", Got: s.PerSlot}
 		}
 	case AdmissionTokenBucket:
 		if !(s.Rate >= 0.001) || s.Rate > 1e9 {
-			return &policies.ParamError{Key: "rate", Problem: "must be in [0.001, 1e9] tokens per second", Got: s.Rate}
+			return &param.Error{Key: "rate", Problem: "must be in [0.001, 1e9] tokens per second", Got: s.Rate}
 		}
 		if s.Burst < 1 || s.Burst > maxBurst {
-			return &policies.ParamError{Key: "burst", Problem: fmt.Sprintf("must be in [1, %d]", maxBurst), Got: s.Burst}
+			return &param.Error{Key: "burst", Problem: fmt.Sprintf("must be in [1, %d]", maxBurst), Got: s.Burst}
 		}
 	case AdmissionUnlimited:
 	default:
-		return &policies.ParamError{Key: "kind", Problem: "must be slots, token_bucket or unlimited", Got: s.Kind}
+		return &param.Error{Key: "kind", Problem: "must be slots, token_bucket or unlimited", Got: s.Kind}
 	}
 	return nil
 }

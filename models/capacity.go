@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
 )
 
 // CapacitySpec is how fast a gateway gets through handshakes. Each gateway
@@ -81,33 +81,33 @@ const (
 // Validate checks the spec.
 func (c *CapacitySpec) Validate() error {
 	if !(c.AdmitPerS > 0) || c.AdmitPerS > 1e9 {
-		return &policies.ParamError{Key: "admit_per_s", Problem: "must be in (0, 1e9] handshakes per second", Got: c.AdmitPerS}
+		return &param.Error{Key: "admit_per_s", Problem: "must be in (0, 1e9] handshakes per second", Got: c.AdmitPerS}
 	}
 	if c.RejectPerS < 0 || c.RejectPerS > 1e9 || math.IsNaN(c.RejectPerS) {
-		return &policies.ParamError{Key: "reject_per_s", Problem: "must be in [0, 1e9] (0: rejections cost nothing)", Got: c.RejectPerS}
+		return &param.Error{Key: "reject_per_s", Problem: "must be in [0, 1e9] (0: rejections cost nothing)", Got: c.RejectPerS}
 	}
 	if c.Decide != "" && c.Decide != DecideAtTurn && c.Decide != DecideOnArrival {
-		return &policies.ParamError{Key: "decide", Problem: `must be "turn" or "arrival"`, Got: c.Decide}
+		return &param.Error{Key: "decide", Problem: `must be "turn" or "arrival"`, Got: c.Decide}
 	}
 	if c.DecidePerS < 0 || c.DecidePerS > 1e9 || math.IsNaN(c.DecidePerS) {
-		return &policies.ParamError{Key: "decide_per_s", Problem: "must be in [0, 1e9] handshakes per second (0: no decision stage)", Got: c.DecidePerS}
+		return &param.Error{Key: "decide_per_s", Problem: "must be in [0, 1e9] handshakes per second (0: no decision stage)", Got: c.DecidePerS}
 	}
 	if c.DecidePerS > 0 && c.Decide != DecideOnArrival {
-		return &policies.ParamError{Key: "decide_per_s", Problem: `needs decide: arrival (the decision ends the first stage)`, Got: c.DecidePerS}
+		return &param.Error{Key: "decide_per_s", Problem: `needs decide: arrival (the decision ends the first stage)`, Got: c.DecidePerS}
 	}
 	if c.DecidePerS > 0 && c.RejectPerS != 0 {
-		return &policies.ParamError{Key: "reject_per_s", Problem: "must be 0 with decide_per_s (a rejection costs its decision only)", Got: c.RejectPerS}
+		return &param.Error{Key: "reject_per_s", Problem: "must be 0 with decide_per_s (a rejection costs its decision only)", Got: c.RejectPerS}
 	}
 	if c.WastedPerS < 0 || c.WastedPerS > 1e9 || math.IsNaN(c.WastedPerS) {
-		return &policies.ParamError{Key: "wasted_per_s", Problem: "must be in [0, 1e9] claims per second (0: as admit_per_s)", Got: c.WastedPerS}
+		return &param.Error{Key: "wasted_per_s", Problem: "must be in [0, 1e9] claims per second (0: as admit_per_s)", Got: c.WastedPerS}
 	}
 	switch c.Abandoned {
 	case "", AbandonedServe, AbandonedSkip:
 	default:
-		return &policies.ParamError{Key: "abandoned", Problem: `must be "serve" or "skip"`, Got: c.Abandoned}
+		return &param.Error{Key: "abandoned", Problem: `must be "serve" or "skip"`, Got: c.Abandoned}
 	}
 	if c.MaxQueue < 0 || c.MaxQueue > MaxQueueLimit {
-		return &policies.ParamError{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
+		return &param.Error{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
 	}
 	return nil
 }

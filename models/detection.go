@@ -3,7 +3,8 @@ package models
 import (
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // DetectionSpec is how a client notices that its gateway failed.
@@ -39,69 +40,22 @@ func (d *DetectionSpec) Validate() error {
 		}
 	case DetectionHeartbeat:
 		if d.Ping <= 0 {
-			return &policies.ParamError{Key: "ping", Problem: "must be > 0", Got: d.Ping}
+			return &param.Error{Key: "ping", Problem: "must be > 0", Got: d.Ping}
 		}
 		if d.Idle < d.Ping {
-			return &policies.ParamError{Key: "idle", Problem: "must be >= ping (" + d.Ping.String() + ")", Got: d.Idle}
+			return &param.Error{Key: "idle", Problem: "must be >= ping (" + d.Ping.String() + ")", Got: d.Idle}
 		}
 	default:
-		return &policies.ParamError{Key: "kind", Problem: "must be reset or heartbeat", Got: d.Kind}
+		return &param.Error{Key: "kind", Problem: "must be reset or heartbeat", Got: d.Kind}
 	}
 	return nil
 }
 
 // NoticeDelay is how long after the failure client c notices it.
 func (d *DetectionSpec) NoticeDelay(seed, c uint64) time.Duration {
-	u := policies.Draw(seed, c, 0, policies.StreamDetection)
+	u := rng.Draw(seed, c, 0, rng.StreamDetection)
 	if d.Kind == DetectionHeartbeat {
-		return d.Idle - d.Ping + policies.UniformDuration(u, d.Ping)
+		return d.Idle - d.Ping + rng.UniformDuration(u, d.Ping)
 	}
 	return d.Delay.Sample(u)
-}
-
-// FailureSpec is what happens to the gateway that goes away at t = 0.
-type FailureSpec struct {
-	Kind   FailureKind   `yaml:"kind"`   // FailureCrash (default), FailureHang or FailureDrain
-	Grace  time.Duration `yaml:"grace"`  // drain: longest wait for connections to leave (default 3s)
-	Spread bool          `yaml:"spread"` // drain: goaways spread uniformly over grace, not all at t = 0
-}
-
-// FailureKind names what happens to the failing gateway (FailureSpec.Kind).
-type FailureKind string
-
-// The failures.
-const (
-	FailureCrash FailureKind = "crash" // the process is gone: its sockets reset
-	FailureHang  FailureKind = "hang"  // the process is frozen: only heartbeats notice
-	FailureDrain FailureKind = "drain" // a planned SIGTERM: goaway, then close
-)
-
-// DefaultDrainGrace is the seed's drain grace period.
-const DefaultDrainGrace = 3 * time.Second
-
-// Validate checks the spec and fills in defaults.
-func (f *FailureSpec) Validate() error {
-	switch f.Kind {
-	case "":
-		f.Kind = FailureCrash
-	case FailureCrash, FailureHang:
-	case FailureDrain:
-		if f.Grace < 0 {
-			return &policies.ParamError{Key: "grace", Problem: "must be >= 0", Got: f.Grace}
-		}
-		if f.Grace == 0 {
-			f.Grace = DefaultDrainGrace
-		}
-	default:
-		return &policies.ParamError{Key: "kind", Problem: "must be crash, hang or drain", Got: f.Kind}
-	}
-	return nil
-}
-
-// GoawayAt is when the draining gateway tells client c to leave.
-func (f *FailureSpec) GoawayAt(seed, c uint64) time.Duration {
-	if !f.Spread {
-		return 0
-	}
-	return policies.UniformDuration(policies.Draw(seed, c, 0, policies.StreamGoaway), f.Grace)
 }

@@ -6,9 +6,10 @@ import (
 	"math/bits"
 	"time"
 
-	"gonum.org/v1/gonum/mathext"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 
-	"stormsim/policies"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Distribution is a configured random duration: fixed, uniform, lognormal
@@ -58,37 +59,37 @@ func (d *Distribution) Validate() error {
 	switch d.Dist {
 	case "", DistFixed:
 		if d.Value < 0 {
-			return &policies.ParamError{Key: "value", Problem: "must be >= 0", Got: d.Value}
+			return &param.Error{Key: "value", Problem: "must be >= 0", Got: d.Value}
 		}
 	case DistUniform:
 		if d.Min < 0 || d.Max <= d.Min {
-			return &policies.ParamError{Key: "max", Problem: "must be > min >= 0", Got: d.Max}
+			return &param.Error{Key: "max", Problem: "must be > min >= 0", Got: d.Max}
 		}
 	case DistLognormal:
 		if d.Median <= 0 {
-			return &policies.ParamError{Key: "median", Problem: "must be > 0", Got: d.Median}
+			return &param.Error{Key: "median", Problem: "must be > 0", Got: d.Median}
 		}
 		if !(d.Sigma > 0) || d.Sigma > 5 {
-			return &policies.ParamError{Key: "sigma", Problem: "must be in (0, 5]", Got: d.Sigma}
+			return &param.Error{Key: "sigma", Problem: "must be in (0, 5]", Got: d.Sigma}
 		}
 		if d.Cap < 0 || (d.Cap > 0 && d.Cap < d.Median) {
-			return &policies.ParamError{Key: "cap", Problem: "must be >= median", Got: d.Cap}
+			return &param.Error{Key: "cap", Problem: "must be >= median", Got: d.Cap}
 		}
 		d.mu, d.upper = math.Log(float64(d.Median)), d.Upper()
 	case DistEmpirical:
 		if len(d.Points) < 2 || len(d.Points) > MaxPoints {
-			return &policies.ParamError{Key: "points", Problem: fmt.Sprintf("must list 2 to %d quantiles", MaxPoints), Got: len(d.Points)}
+			return &param.Error{Key: "points", Problem: fmt.Sprintf("must list 2 to %d quantiles", MaxPoints), Got: len(d.Points)}
 		}
 		for i, p := range d.Points {
 			if p < 0 || (i > 0 && p < d.Points[i-1]) {
-				return &policies.ParamError{Key: fmt.Sprintf("points[%d]", i), Problem: "must be >= 0 and >= the point before it", Got: p}
+				return &param.Error{Key: fmt.Sprintf("points[%d]", i), Problem: "must be >= 0 and >= the point before it", Got: p}
 			}
 		}
 	default:
-		return &policies.ParamError{Key: "dist", Problem: "must be fixed, uniform, lognormal or empirical", Got: d.Dist}
+		return &param.Error{Key: "dist", Problem: "must be fixed, uniform, lognormal or empirical", Got: d.Dist}
 	}
 	if d.Dist != DistEmpirical && len(d.Points) > 0 {
-		return &policies.ParamError{Key: "points", Problem: "apply to dist: empirical only", Got: d.Dist}
+		return &param.Error{Key: "points", Problem: "apply to dist: empirical only", Got: d.Dist}
 	}
 	return nil
 }
@@ -102,7 +103,7 @@ func (d *Distribution) IsZero() bool {
 func (d *Distribution) Sample(u uint64) time.Duration {
 	switch d.Dist {
 	case DistUniform:
-		return d.Min + policies.UniformDuration(u, d.Max-d.Min)
+		return d.Min + rng.UniformDuration(u, d.Max-d.Min)
 	case DistLognormal:
 		// Inverse transform, exp(mu + sigma * Phi^-1(p)) as gonum's
 		// distuv.LogNormal.Quantile computes it; p is kept inside (0, 1).
@@ -119,7 +120,7 @@ func (d *Distribution) Sample(u uint64) time.Duration {
 		// the same on every machine.
 		seg, frac := bits.Mul64(u, uint64(len(d.Points)-1))
 		lo := d.Points[seg]
-		return lo + policies.UniformDuration(frac, d.Points[seg+1]-lo)
+		return lo + rng.UniformDuration(frac, d.Points[seg+1]-lo)
 	}
 	return d.Value
 }

@@ -1,6 +1,6 @@
 package models
 
-import "stormsim/policies"
+import "stormsim/policies/rng"
 
 // testBits gives well-spread test bits from a counter.
-func testBits(i uint64) uint64 { return policies.Draw(1, i, 0, policies.StreamNetwork) }
+func testBits(i uint64) uint64 { return rng.Draw(1, i, 0, rng.StreamNetwork) }

@@ -3,7 +3,8 @@ package models
 import (
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // MinLeasePeriod is the shortest lease loop period: below it renewals would
@@ -57,17 +58,17 @@ const (
 // interval (0 if none).
 func (l *LeaseSpec) Validate(ping time.Duration) error {
 	if l.Duration <= 0 {
-		return &policies.ParamError{Key: "duration", Problem: "must be > 0", Got: l.Duration}
+		return &param.Error{Key: "duration", Problem: "must be > 0", Got: l.Duration}
 	}
 	if l.RenewEvery < 0 || l.SweepEvery < 0 {
-		return &policies.ParamError{Key: "renew_every", Problem: "periods must be >= 0", Got: l.RenewEvery}
+		return &param.Error{Key: "renew_every", Problem: "periods must be >= 0", Got: l.RenewEvery}
 	}
 	switch l.Delivery {
 	case "":
 		l.Delivery = DeliveryPresence
 	case DeliveryPresence, DeliveryRouteDirected:
 	default:
-		return &policies.ParamError{Key: "delivery", Problem: "must be presence or route_directed", Got: l.Delivery}
+		return &param.Error{Key: "delivery", Problem: "must be presence or route_directed", Got: l.Delivery}
 	}
 	if l.RenewEvery == 0 {
 		l.RenewEvery = LeasePeriod(l.Duration, ping)
@@ -76,7 +77,7 @@ func (l *LeaseSpec) Validate(ping time.Duration) error {
 		l.SweepEvery = l.RenewEvery
 	}
 	if l.RenewEvery > l.Duration {
-		return &policies.ParamError{Key: "renew_every", Problem: "must be <= duration, or a live gateway's lease lapses", Got: l.RenewEvery}
+		return &param.Error{Key: "renew_every", Problem: "must be <= duration, or a live gateway's lease lapses", Got: l.RenewEvery}
 	}
 	return nil
 }
@@ -88,10 +89,10 @@ func (l *LeaseSpec) Validate(ping time.Duration) error {
 // psi_g uniform in [0, sweep), and deletes at its first sweep strictly after
 // E. The result lies in (duration - renew, duration + sweep].
 func (l *LeaseSpec) Reclaim(seed uint64, survivors int) time.Duration {
-	expiry := l.Duration - policies.UniformDuration(policies.Draw(seed, 0, 0, policies.StreamPhase), l.RenewEvery)
+	expiry := l.Duration - rng.UniformDuration(rng.Draw(seed, 0, 0, rng.StreamPhase), l.RenewEvery)
 	best := time.Duration(-1)
 	for g := 1; g <= max(survivors, 1); g++ {
-		psi := policies.UniformDuration(policies.Draw(seed, uint64(g), 1, policies.StreamPhase), l.SweepEvery)
+		psi := rng.UniformDuration(rng.Draw(seed, uint64(g), 1, rng.StreamPhase), l.SweepEvery)
 		k := floorDiv(expiry-psi, l.SweepEvery) + 1
 		if at := psi + time.Duration(k)*l.SweepEvery; best < 0 || at < best {
 			best = at

@@ -3,7 +3,8 @@ package models
 import (
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // NetworkSpec is handshake latency. An attempt sent at s reaches the server
@@ -48,7 +49,7 @@ type NetworkSpec struct {
 // Validate checks the distributions.
 func (n *NetworkSpec) Validate() error {
 	if n.SharedEvery < 0 {
-		return &policies.ParamError{Key: "shared_every", Problem: "must be >= 0 (0: every attempt draws its own delays)", Got: n.SharedEvery}
+		return &param.Error{Key: "shared_every", Problem: "must be >= 0 (0: every attempt draws its own delays)", Got: n.SharedEvery}
 	}
 	if err := n.RTT.Validate(); err != nil {
 		return prefixParam("rtt", err)
@@ -118,14 +119,14 @@ func (n *NetworkSpec) RTTOnly() bool {
 // draw function rather than three.
 type NetworkDraws struct {
 	spec                       *NetworkSpec
-	network, server, out, back uint64 // policies.StreamKey of each stream
+	network, server, out, back uint64 // rng.StreamKey of each stream
 }
 
 // Draws returns the network's delays for the run seeded with seed.
 func (n *NetworkSpec) Draws(seed uint64) NetworkDraws {
-	return NetworkDraws{spec: n, network: policies.StreamKey(seed, policies.StreamNetwork),
-		server: policies.StreamKey(seed, policies.StreamServerTime),
-		out:    policies.StreamKey(seed, policies.StreamOutLeg), back: policies.StreamKey(seed, policies.StreamBackLeg)}
+	return NetworkDraws{spec: n, network: rng.StreamKey(seed, rng.StreamNetwork),
+		server: rng.StreamKey(seed, rng.StreamServerTime),
+		out:    rng.StreamKey(seed, rng.StreamOutLeg), back: rng.StreamKey(seed, rng.StreamBackLeg)}
 }
 
 // Trip returns the two network legs of client c's attempt number attempt,
@@ -156,7 +157,7 @@ func (d *NetworkDraws) WorkTime(c, attempt uint64, admitted bool) time.Duration 
 // decided: WorkTimeOf(ServerBits(c, a), admitted) is WorkTime(c, a,
 // admitted).
 func (d *NetworkDraws) ServerBits(c, attempt uint64) uint64 {
-	return policies.DrawKeyed(d.server, c, attempt)
+	return rng.DrawKeyed(d.server, c, attempt)
 }
 
 // WorkTimeOf is WorkTime from the attempt's ServerBits u.
@@ -179,7 +180,7 @@ func (d *NetworkDraws) Out(c, attempt uint64, sent time.Duration) time.Duration 
 	n := d.spec
 	kc, ka := n.drawKey(c, attempt, sent)
 	if l := leg(n.FirstOutLeg, n.OutLeg, attempt); l != nil {
-		return l.Sample(policies.DrawKeyed(d.out, kc, ka))
+		return l.Sample(rng.DrawKeyed(d.out, kc, ka))
 	}
 	return d.rtt(kc, ka) / 2
 }
@@ -219,17 +220,17 @@ func (d *NetworkDraws) oneWay(attempt, kc, ka uint64) (out, back time.Duration) 
 		out, back = rtt/2, rtt-rtt/2
 	}
 	if outLeg != nil {
-		out = outLeg.Sample(policies.DrawKeyed(d.out, kc, ka))
+		out = outLeg.Sample(rng.DrawKeyed(d.out, kc, ka))
 	}
 	if backLeg != nil {
-		back = backLeg.Sample(policies.DrawKeyed(d.back, kc, ka))
+		back = backLeg.Sample(rng.DrawKeyed(d.back, kc, ka))
 	}
 	return out, back
 }
 
 // rtt draws the round-trip time of an attempt under key (kc, ka).
 func (d *NetworkDraws) rtt(kc, ka uint64) time.Duration {
-	return d.spec.RTT.Sample(policies.DrawKeyed(d.network, kc, ka))
+	return d.spec.RTT.Sample(rng.DrawKeyed(d.network, kc, ka))
 }
 
 // MaxRTT bounds the rtt of any attempt.
@@ -271,8 +272,8 @@ func legUpper(first, later *Distribution, half time.Duration) time.Duration {
 }
 
 func prefixParam(prefix string, err error) error {
-	if pe, ok := err.(*policies.ParamError); ok {
-		return &policies.ParamError{Key: prefix + "." + pe.Key, Problem: pe.Problem, Got: pe.Got}
+	if pe, ok := err.(*param.Error); ok {
+		return &param.Error{Key: prefix + "." + pe.Key, Problem: pe.Problem, Got: pe.Got}
 	}
 	return err
 }

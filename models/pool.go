@@ -3,7 +3,8 @@ package models
 import (
 	"time"
 
-	"stormsim/policies"
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // PoolSpec is a pool of gateways behind a load balancer. Gateway 0 is the
@@ -31,7 +32,7 @@ const (
 // Validate checks the spec and fills in defaults.
 func (p *PoolSpec) Validate(clients int) error {
 	if p.Count < 2 || p.Count > 1024 {
-		return &policies.ParamError{Key: "count", Problem: "must be in [2, 1024] (the failed gateway and its survivors)", Got: p.Count}
+		return &param.Error{Key: "count", Problem: "must be in [2, 1024] (the failed gateway and its survivors)", Got: p.Count}
 	}
 	if p.Admission != nil {
 		if err := p.Admission.Validate(); err != nil {
@@ -43,10 +44,10 @@ func (p *PoolSpec) Validate(clients int) error {
 		p.Balancer = BalancerRandom
 	case BalancerRandom, BalancerRoundRobin, BalancerLeastConnections:
 	default:
-		return &policies.ParamError{Key: "balancer", Problem: "must be random, round_robin or least_connections", Got: p.Balancer}
+		return &param.Error{Key: "balancer", Problem: "must be random, round_robin or least_connections", Got: p.Balancer}
 	}
 	if p.HealthCheck < 0 {
-		return &policies.ParamError{Key: "health_check", Problem: "must be >= 0", Got: p.HealthCheck}
+		return &param.Error{Key: "health_check", Problem: "must be >= 0", Got: p.HealthCheck}
 	}
 	if p.Connections == 0 {
 		p.Connections = clients
@@ -61,31 +62,9 @@ func (p *PoolSpec) DownAt(seed uint64) time.Duration {
 	if p.HealthCheck == 0 {
 		return 0
 	}
-	phase := policies.UniformDuration(policies.Draw(seed, 0, 0, policies.StreamHealthCheck), p.HealthCheck)
+	phase := rng.UniformDuration(rng.Draw(seed, 0, 0, rng.StreamHealthCheck), p.HealthCheck)
 	if phase == 0 {
 		return p.HealthCheck
 	}
 	return phase
-}
-
-// DatabaseSpec is the database work a reconnect causes: one route claim and
-// a sync that reads rows_per_sync rows.
-type DatabaseSpec struct {
-	RowsPerSync    int     `yaml:"rows_per_sync"`     // rows read by one reconnect's sync (the seed: 25)
-	ClaimCost      int     `yaml:"claim_cost"`        // statements per route claim (default 1)
-	ReadBudgetPerS float64 `yaml:"read_budget_per_s"` // sustainable sync reads, rows/s; 0 = none
-}
-
-// Validate checks the spec and fills in defaults.
-func (d *DatabaseSpec) Validate() error {
-	if d.RowsPerSync == 0 {
-		d.RowsPerSync = 25
-	}
-	if d.ClaimCost == 0 {
-		d.ClaimCost = 1
-	}
-	if d.ReadBudgetPerS < 0 {
-		return &policies.ParamError{Key: "read_budget_per_s", Problem: "must be >= 0", Got: d.ReadBudgetPerS}
-	}
-	return nil
 }

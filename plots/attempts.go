@@ -35,6 +35,8 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 	addGrid(p)
 	f := &figure{title: attemptsTitle(runs, ds)}
 	f.legend = append(f.legend, outageShades(runs, p, ta, ca)...)
+	capacity := addReferences(p, ta, ca, references(runs, func(r *Run) float64 { return r.CapacityPerWindow },
+		func(v float64) string { return "admission capacity (" + fmtValue(v) + " per window)" }))
 
 	// Draw the biggest storms first so that smaller ones stay visible on top.
 	order := make([]int, len(ds))
@@ -58,19 +60,7 @@ func attemptsChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label, lines[i]})
 		}
 	}
-	for i := range runs {
-		r := &runs[i]
-		if !r.hasCapacity() {
-			continue
-		}
-		l := hline(ta, ca, r.CapacityPerWindow, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
-		p.Add(l)
-		label := "admission capacity (" + fmtValue(r.CapacityPerWindow) + " per window)"
-		if len(runs) > 1 {
-			label = r.label() + " " + label
-		}
-		f.legend = append(f.legend, legendItem{label, l})
-	}
+	f.legend = append(f.legend, capacity...)
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 

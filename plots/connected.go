@@ -3,7 +3,6 @@ package plots
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -111,7 +110,7 @@ func connectedTitle(ds []drawn) string {
 	}
 	if len(ps) == 0 {
 		if stall != "" {
-			return strings.ToUpper(stall[:1]) + stall[1:]
+			return stall // it starts with a policy's label, as written
 		}
 		return "No client connected"
 	}

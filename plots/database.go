@@ -5,34 +5,16 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/plot/vg"
 )
 
 func dbRows(p *PolicySeries) []float64 { return p.DBRowsPerS }
 
 // databaseChart: database read rate over time against the read budget.
 func databaseChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.DBRowsPerS) == 0 })
-	var budgets []float64
-	for i := range runs {
-		if runs[i].DBBudgetRowsPerS > 0 {
-			budgets = append(budgets, runs[i].DBBudgetRowsPerS)
-		}
-	}
+	ds = withSeries(ds, dbRows)
+	budgets := references(runs, func(r *Run) float64 { return r.DBBudgetRowsPerS },
+		func(v float64) string { return "read budget (" + fmtCount(v) + " rows/s)" })
 	p, ta, ca, legend := windowSeriesChart(runs, ds, dbRows, "database reads (rows/s)", opt, budgets...)
-	for i := range runs {
-		r := &runs[i]
-		if r.DBBudgetRowsPerS <= 0 {
-			continue
-		}
-		l := hline(ta, ca, r.DBBudgetRowsPerS, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
-		p.Add(l)
-		label := "read budget (" + fmtCount(r.DBBudgetRowsPerS) + " rows/s)"
-		if len(runs) > 1 {
-			label = r.label() + " " + label
-		}
-		legend = append(legend, legendItem{label, l})
-	}
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 	note := "Each accepted reconnect costs one route claim and one sync"

@@ -25,6 +25,10 @@ type Options struct {
 	DPI           int       // PNG resolution in dots per inch; default 150
 	Formats       []string  // file formats ("png", "svg"); default both
 	MaxPoints     int       // points per line before LTTB downsampling; default 2000
+	// Focus, when set, names the runs (by label) the titles compare: a
+	// calibration draws the real runs, the model it checks and other
+	// models beside them, and its titles speak of the first two only.
+	Focus []string
 }
 
 func (o Options) withDefaults() Options {
@@ -147,31 +151,52 @@ func wrap(sty text.Style, s string, width vg.Length) []string {
 	return lines
 }
 
-// save writes the figure as dir/base.FORMAT for each format and returns
-// the paths written. Each file appears whole or not at all.
-func (f *figure) save(dir, base string, opt Options) ([]string, error) {
+// Chart is one drawn chart: its base name and takeaway title, ready to
+// be encoded as PNG or SVG, into files (Save) or in memory (Encode).
+type Chart struct {
+	Name  string // base name: the files are Name.png and Name.svg
+	Title string // the takeaway, as drawn on top
+	fig   *figure
+}
+
+func newChart(name string, f *figure) *Chart { return &Chart{Name: name, Title: f.title, fig: f} }
+
+// Encode writes the chart to w in format, "png" or "svg", at opt's size
+// (and, for PNG, resolution).
+func (c *Chart) Encode(w io.Writer, format string, opt Options) error {
+	opt = opt.withDefaults()
+	var canvas interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "png":
+		img := vgimg.NewWith(vgimg.UseWH(opt.Width, opt.Height), vgimg.UseDPI(opt.DPI))
+		canvas = vgimg.PngCanvas{Canvas: img}
+	case "svg":
+		canvas = vgsvg.New(opt.Width, opt.Height)
+	default:
+		return fmt.Errorf("chart %s: unsupported format %q (want png or svg)", c.Name, format)
+	}
+	c.fig.draw(draw.New(canvas))
+	_, err := canvas.WriteTo(w)
+	return err
+}
+
+// Save writes the chart as dir/Name.FORMAT for each of opt's formats and
+// returns the paths written. Each file appears whole or not at all.
+func (c *Chart) Save(dir string, opt Options) ([]string, error) {
 	opt = opt.withDefaults()
 	for _, format := range opt.Formats {
 		if format != "png" && format != "svg" {
-			return nil, fmt.Errorf("chart %s: unsupported format %q (want png or svg)", base, format)
+			return nil, fmt.Errorf("chart %s: unsupported format %q (want png or svg)", c.Name, format)
 		}
 	}
 	var paths []string
 	for _, format := range opt.Formats {
-		var canvas interface {
-			vg.CanvasSizer
-			io.WriterTo
-		}
-		switch format {
-		case "png":
-			img := vgimg.NewWith(vgimg.UseWH(opt.Width, opt.Height), vgimg.UseDPI(opt.DPI))
-			canvas = vgimg.PngCanvas{Canvas: img}
-		default:
-			canvas = vgsvg.New(opt.Width, opt.Height)
-		}
-		f.draw(draw.New(canvas))
-		path := filepath.Join(dir, base+"."+format)
-		if err := atomicfile.WriteFrom(path, canvas); err != nil {
+		path := filepath.Join(dir, c.Name+"."+format)
+		err := atomicfile.WriteFrom(path, atomicfile.Func(func(w io.Writer) error { return c.Encode(w, format, opt) }))
+		if err != nil {
 			return paths, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths = append(paths, path)

@@ -87,19 +87,24 @@ func fmtValue(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// fmtCompact writes a value in at most about five characters for heat-map
-// cells: 1234 -> "1.23k", 2500000 -> "2.5M".
-func fmtCompact(v float64) string {
+// fmtCell writes a heat-map cell's value to sig significant digits in
+// about five characters: 1234 -> "1,230" and 25040 -> "25k" at 3 digits,
+// 25040 -> "25.04k" at 4, 2500000 -> "2.5M".
+func fmtCell(v float64, sig int) string {
 	if math.IsNaN(v) {
 		return ""
 	}
 	switch a := math.Abs(v); {
 	case a >= 1e6:
-		return strconv.FormatFloat(roundSig(v/1e6, 3), 'f', -1, 64) + "M"
+		return strconv.FormatFloat(roundSig(v/1e6, sig), 'f', -1, 64) + "M"
 	case a >= 1e4:
-		return strconv.FormatFloat(roundSig(v/1e3, 3), 'f', -1, 64) + "k"
+		return strconv.FormatFloat(roundSig(v/1e3, sig), 'f', -1, 64) + "k"
 	}
-	return fmtValue(v)
+	r := roundSig(v, sig)
+	if math.Abs(r) >= 1000 && r == math.Trunc(r) {
+		return fmtCount(r)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // fmtPercent writes a fraction as a whole per cent: 0.804 -> "80%".

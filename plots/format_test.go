@@ -27,9 +27,12 @@ func TestFormats(t *testing.T) {
 		{"ratio rounds up to 10", fmtRatio(9.97), "10×"},
 		{"value", fmtValue(1234.5), "1,230"},
 		{"value small", fmtValue(0.012345), "0.0123"},
-		{"compact k", fmtCompact(52800), "52.8k"},
-		{"compact M", fmtCompact(2.5e6), "2.5M"},
-		{"compact NaN", fmtCompact(math.NaN()), ""},
+		{"cell k", fmtCell(52800, 3), "52.8k"},
+		{"cell M", fmtCell(2.5e6, 3), "2.5M"},
+		{"cell NaN", fmtCell(math.NaN(), 3), ""},
+		{"cell at a limit's digits", fmtCell(25040, 4), "25.04k"},
+		{"cell thousands", fmtCell(2504, 4), "2,504"},
+		{"cell thousands with a decimal", fmtCell(2500.4, 5), "2500.4"},
 		{"percent", fmtPercent(0.804), "80%"},
 	}
 	for _, c := range cases {

@@ -9,7 +9,6 @@ import (
 )
 
 func goodput(p *PolicySeries) []float64 { return p.GoodputPerWindow }
-func wasted(p *PolicySeries) []float64  { return p.WastedPerWindow }
 func queued(p *PolicySeries) []float64  { return p.QueuePerWindow }
 
 // goodputChart: per window, the handshakes that reached the gateways, the
@@ -18,7 +17,7 @@ func queued(p *PolicySeries) []float64  { return p.QueuePerWindow }
 // surviving gateways can claim. In a storm that never ends the gateways
 // stay at capacity while the useful line lies on the floor.
 func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.GoodputPerWindow) == 0 })
+	ds = withSeries(ds, goodput)
 	attempts := func(p *PolicySeries) []float64 { return p.AttemptsPerWindow }
 	var all [][]float64
 	var refs []float64
@@ -35,8 +34,12 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 	p := newPlot("", "handshakes per "+windowPhrase(ds))
 	addGrid(p)
 	f := &figure{title: goodputTitle(ds)}
+	capacity := addReferences(p, ta, ca, references(runs, func(r *Run) float64 { return r.ClaimCapacityPerWindow },
+		func(v float64) string { return "claim capacity (" + fmtValue(v) + " per window)" }))
+	// Wasted claims often run at the claim capacity: dash-dot, so that the
+	// reference's plain dashes show beside them.
 	dotted := []vg.Length{vg.Points(1.5), vg.Points(2)}
-	dashed := []vg.Length{vg.Points(5), vg.Points(3)}
+	dashDot := []vg.Length{vg.Points(8), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}
 	for _, d := range ds {
 		for _, s := range []struct {
 			what   string
@@ -45,7 +48,7 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			dashes []vg.Length
 		}{
 			{"attempts", d.p.AttemptsPerWindow, 0.8, dotted},
-			{"wasted claims", d.p.WastedPerWindow, 1.1, dashed},
+			{"wasted claims", d.p.WastedPerWindow, 1.3, dashDot},
 			{"useful claims", d.p.GoodputPerWindow, 1.6, d.dashes},
 		} {
 			if s.what == "attempts" && len(ds) > 1 {
@@ -59,19 +62,7 @@ func goodputChart(runs []Run, ds []drawn, opt Options) *figure {
 			f.legend = append(f.legend, legendItem{d.label + " " + s.what, l})
 		}
 	}
-	for i := range runs {
-		r := &runs[i]
-		if r.ClaimCapacityPerWindow <= 0 || (i > 0 && r.ClaimCapacityPerWindow == runs[0].ClaimCapacityPerWindow) {
-			continue // one line for a capacity the runs share
-		}
-		l := hline(ta, ca, r.ClaimCapacityPerWindow, lineStyle(capacityColor, vg.Points(1.3), referenceDash(i)))
-		p.Add(l)
-		label := "claim capacity (" + fmtValue(r.ClaimCapacityPerWindow) + " per window)"
-		if len(runs) > 1 && !sharedClaimCapacity(runs) {
-			label = r.label() + " " + label
-		}
-		f.legend = append(f.legend, legendItem{label, l})
-	}
+	f.legend = append(f.legend, capacity...)
 	applyTime(p, ta)
 	ca.apply(&p.Y)
 	note := "Claims are counted when their answer leaves the gateway; wasted: its client had given up"
@@ -115,7 +106,7 @@ func goodputTitle(ds []drawn) string {
 // queueChart: handshakes waiting for their turn at the surviving gateways
 // at the end of each window.
 func queueChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.QueuePerWindow) == 0 })
+	ds = withSeries(ds, queued)
 	p, ta, ca, legend := windowSeriesChart(runs, ds, queued, "handshakes waiting for their turn", opt)
 	applyTime(p, ta)
 	ca.apply(&p.Y)
@@ -157,14 +148,4 @@ func queueTitle(ds []drawn) string {
 		return "No handshake waited at a window's end"
 	}
 	return fmt.Sprintf("The queue peaks at %s handshakes with %s and drains by %s", fmtCount(worst.peak), worst.label, fmtDuration(worst.emptyMs))
-}
-
-// sharedClaimCapacity reports whether every run has the same claim capacity.
-func sharedClaimCapacity(runs []Run) bool {
-	for i := range runs {
-		if runs[i].ClaimCapacityPerWindow != runs[0].ClaimCapacityPerWindow {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -15,12 +16,7 @@ import (
 // the analytic bound [duration - renew_every, duration + sweep_every]
 // marked. One histogram per run that has reclaim data.
 func reclaimChart(runs []Run) *figure {
-	var withData []*Run
-	for i := range runs {
-		if runs[i].Reclaim != nil && len(runs[i].Reclaim.TimesMs) > 0 {
-			withData = append(withData, &runs[i])
-		}
-	}
+	withData := withReclaims(runs)
 	bn := binReclaims(withData)
 	p := newPlot("reclaim time: failure to routes deleted (s)", "replications")
 	p.Y.Tick.Marker = linearTicks{whole: true}
@@ -44,15 +40,24 @@ func reclaimChart(runs []Run) *figure {
 		}
 		f.legend = append(f.legend, legendItem{label, h})
 	}
-	for i, r := range withData {
-		sty := lineStyle(inkColor, vg.Points(1.4), referenceDash(i))
+	// A bound the runs share is drawn once; bounds that differ name their runs.
+	var bounds [][2]float64
+	owners := map[[2]float64][]string{}
+	for _, r := range withData {
 		b := r.Reclaim.BoundMs
+		if _, seen := owners[b]; !seen {
+			bounds = append(bounds, b)
+		}
+		owners[b] = append(owners[b], r.label())
+	}
+	for i, b := range bounds {
+		sty := referenceStyle(i)
 		xa, ya := scale{}, scale{}
 		lower := vline(xa, ya, b[0]/1000, 0, maxCount*1.12, sty)
 		p.Add(lower, vline(xa, ya, b[1]/1000, 0, maxCount*1.12, sty))
 		label := fmt.Sprintf("analytic bound [%s, %s]", fmtDuration(b[0]), fmtDuration(b[1]))
-		if len(withData) > 1 {
-			label = r.label() + " " + label
+		if len(bounds) > 1 {
+			label = strings.Join(owners[b], ", ") + " " + label
 		}
 		f.legend = append(f.legend, legendItem{label, lower})
 	}
@@ -62,6 +67,17 @@ func reclaimChart(runs []Run) *figure {
 	f.caption = caption(runs, "Bound: lease duration - renew period to lease duration + sweep period")
 	f.body = plotBody(p)
 	return f
+}
+
+// withReclaims are the runs with reclaim times.
+func withReclaims(runs []Run) []*Run {
+	var out []*Run
+	for i := range runs {
+		if runs[i].Reclaim != nil && len(runs[i].Reclaim.TimesMs) > 0 {
+			out = append(out, &runs[i])
+		}
+	}
+	return out
 }
 
 // reclaimBinning is the reclaim histograms' bins, shared by every run:

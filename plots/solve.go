@@ -75,9 +75,16 @@ func (k SolveKey) value(x float64) string {
 // failColor marks a failing probe's outline and the limit it broke.
 var failColor = rgb(0xB2, 0x18, 0x2B)
 
-// WriteRequirements draws the chart into dir/File.{png,svg}.
+// WriteRequirements draws the chart Requirements draws into
+// dir/File.{png,svg}.
 func (s Solve) WriteRequirements(dir string, opt Options) ([]string, error) {
-	if err := (Sweep{File: s.File}).check(dir); err != nil {
+	c, err := s.Requirements(opt)
+	return save(dir, c, err, opt)
+}
+
+// Requirements draws the requirements chart, one panel per requirement.
+func (s Solve) Requirements(opt Options) (*Chart, error) {
+	if err := (Sweep{File: s.File}).check(); err != nil {
 		return nil, err
 	}
 	if len(s.Panels) == 0 || len(s.Groups) == 0 || len(s.Answers) != len(s.Groups) {
@@ -101,7 +108,7 @@ func (s Solve) WriteRequirements(dir string, opt Options) ([]string, error) {
 			panels[i][0].Draw(canvases[i][0])
 		}
 	}
-	return f.save(dir, s.File, opt)
+	return newChart(s.File, f), nil
 }
 
 // panel is one requirement's plot; only the last names the key.
@@ -320,9 +327,15 @@ type FrontierPoint struct {
 	Unended bool
 }
 
-// Write draws the frontier into dir/File.{png,svg}.
+// Write draws the chart Chart draws into dir/File.{png,svg}.
 func (f SolveFrontier) Write(dir string, opt Options) ([]string, error) {
-	if err := (Sweep{File: f.File}).check(dir); err != nil {
+	c, err := f.Chart(opt)
+	return save(dir, c, err, opt)
+}
+
+// Chart draws the frontier.
+func (f SolveFrontier) Chart(opt Options) (*Chart, error) {
+	if err := (Sweep{File: f.File}).check(); err != nil {
 		return nil, err
 	}
 	if err := f.X.validate("x"); err != nil {
@@ -394,7 +407,7 @@ func (f SolveFrontier) Write(dir string, opt Options) ([]string, error) {
 	if len(bound) > 0 {
 		fig.legend = append(fig.legend, legendItem{"first-order bound", boundLine})
 	}
-	return fig.save(dir, f.File, opt)
+	return newChart(f.File, fig), nil
 }
 
 // title states how the answer moves along the across key: "Least

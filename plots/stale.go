@@ -10,10 +10,10 @@ import (
 )
 
 // windowSeriesChart draws one per-window level per policy as step lines
-// over time on a linear axis, with the runs' outages shaded; refs adds
-// reference levels to keep in view. It returns the plot to decorate, the count axis
-// and the legend so far.
-func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float64, yLabel string, opt Options, refs ...float64) (*plot.Plot, scale, scale, []legendItem) {
+// over time on a linear axis, with the runs' outages shaded and the
+// reference levels refs beneath the lines. It returns the plot to
+// decorate, the axes and the legend.
+func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float64, yLabel string, opt Options, refs ...reference) (*plot.Plot, scale, scale, []legendItem) {
 	var extra []float64
 	for i := range runs {
 		if o := runs[i].Outage; o != nil {
@@ -25,10 +25,15 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 	for _, d := range ds {
 		all = append(all, pick(d.p))
 	}
-	ca := newLevelAxis(all, refs...)
+	var levels []float64
+	for _, r := range refs {
+		levels = append(levels, r.value)
+	}
+	ca := newLevelAxis(all, levels...)
 	p := newPlot("", yLabel)
 	addGrid(p)
 	legend := outageShades(runs, p, ta, ca)
+	refItems := addReferences(p, ta, ca, refs)
 	for _, d := range ds {
 		l := windowLine(ta, ca, d.p.WindowMs, pick(d.p), opt.MaxPoints, lineStyle(d.color, vg.Points(1.2), d.dashes))
 		if l == nil {
@@ -37,14 +42,14 @@ func windowSeriesChart(runs []Run, ds []drawn, pick func(*PolicySeries) []float6
 		p.Add(l)
 		legend = append(legend, legendItem{d.label, l})
 	}
-	return p, ta, ca, legend
+	return p, ta, ca, append(legend, refItems...)
 }
 
 func staleRoutes(p *PolicySeries) []float64 { return p.StaleRoutesPerWindow }
 
 // staleChart: routes still pointing at the dead gateway over time.
 func staleChart(runs []Run, ds []drawn, opt Options) *figure {
-	ds = slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(d.p.StaleRoutesPerWindow) == 0 })
+	ds = withSeries(ds, staleRoutes)
 	p, ta, ca, legend := windowSeriesChart(runs, ds, staleRoutes, "stale routes (devices that look online)", opt)
 	applyTime(p, ta)
 	ca.apply(&p.Y)

@@ -12,8 +12,12 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Okabe-Ito colours (Okabe & Ito 2008, "Color Universal Design"), which
-// stay distinct under the common colour-vision deficiencies. Yellow comes
+// seriesColors are the data's colours: the Okabe-Ito palette (Okabe &
+// Ito 2008, "Color Universal Design"), which stays distinct under the
+// common colour-vision deficiencies, without its black, which is the
+// reference lines' (capacity, budget, bound) family; wine and olive from
+// Paul Tol's muted scheme make nine, one for each policy kind. Every one
+// is a hue, none a grey (TestPaletteHasNoReferenceColour). Yellow comes
 // last: it is hard to see on white.
 var seriesColors = []color.Color{
 	rgb(0x00, 0x72, 0xB2), // blue
@@ -22,7 +26,8 @@ var seriesColors = []color.Color{
 	rgb(0xCC, 0x79, 0xA7), // reddish purple
 	rgb(0xE6, 0x9F, 0x00), // orange
 	rgb(0x56, 0xB4, 0xE9), // sky blue
-	rgb(0x00, 0x00, 0x00), // black
+	rgb(0x88, 0x22, 0x55), // wine
+	rgb(0x99, 0x99, 0x33), // olive
 	rgb(0xF0, 0xE4, 0x42), // yellow
 }
 
@@ -35,7 +40,9 @@ var runDashes = [][]vg.Length{
 }
 
 // referenceDashes style reference levels (capacity, budget), one pattern
-// per run, never solid so that they read apart from data.
+// per level, never solid so that they read apart from data. With
+// referenceColor, a grey no data line takes, and drawn wider and beneath
+// the data, a reference stays visible where a line runs along it.
 var referenceDashes = [][]vg.Length{
 	{vg.Points(5), vg.Points(3)},
 	{vg.Points(1.5), vg.Points(2.5)},
@@ -48,7 +55,7 @@ var (
 	mutedColor     = rgb(0x66, 0x66, 0x66) // captions, reference lines
 	gridColor      = rgb(0xE4, 0xE4, 0xE4)
 	shadeColor     = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0x38}
-	capacityColor  = rgb(0x33, 0x33, 0x33)
+	referenceColor = rgb(0x80, 0x80, 0x80) // capacity, budget and bound lines, beneath the data
 	missingCellRGB = rgb(0xD9, 0xD9, 0xD9)
 	notedCellRGB   = rgb(0xB2, 0x18, 0x2B) // a heat-map cell marked by a note (a storm that never ended)
 )
@@ -70,6 +77,12 @@ func seriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }
 func runDash(i int) []vg.Length { return runDashes[i%len(runDashes)] }
 
 func referenceDash(i int) []vg.Length { return referenceDashes[i%len(referenceDashes)] }
+
+// referenceStyle is the i-th reference level's line: grey, dashed and
+// wider than the data drawn over it.
+func referenceStyle(i int) draw.LineStyle {
+	return lineStyle(referenceColor, vg.Points(2.4), referenceDash(i))
+}
 
 // sans returns Liberation Sans (embedded in gonum/plot, so PNGs render the
 // same on every machine) at size points.

@@ -18,36 +18,44 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteHeatMap draws the metric over two swept axes as a rasterized heat
-// map with a colour bar into dir/File.{png,svg}. grid[yi][xi] is the metric
-// at (x.Values[xi], y.Values[yi]); NaN marks a missing point (drawn grey).
+// WriteHeatMap draws the heat map HeatMap draws into dir/File.{png,svg}.
 func (s Sweep) WriteHeatMap(dir string, x, y SweepAxis, grid [][]float64, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.HeatMap(x, y, grid, opt)
+	return save(dir, c, err, opt)
+}
+
+// HeatMap draws the metric over two swept axes as a rasterized heat map
+// with a colour bar. grid[yi][xi] is the metric at (x.Values[xi],
+// y.Values[yi]); NaN marks a missing point (drawn grey).
+func (s Sweep) HeatMap(x, y SweepAxis, grid [][]float64, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := checkGrid(x, y, grid); err != nil {
 		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
 	}
-	var factor float64
-	s.Metric, factor = s.Metric.readable(grid...)
-	grid = scaledGrid(grid, factor)
-	hs := newHeatScale(grid)
 	if s.Notes != nil && len(s.Notes) != len(grid) {
 		return nil, fmt.Errorf("plots: %s: %d rows of notes for %d rows", s.File, len(s.Notes), len(grid))
 	}
+	if err := validateLimits(s.Limits, len(y.Values), len(x.Values)); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
+	var factor float64
+	s.Metric, factor = s.Metric.readable(grid...)
+	grid = scaledGrid(grid, factor)
+	s.Limits = scaledLimits(s.Limits, factor)
+	hs := newHeatScale(grid)
 	f := &figure{caption: heatCaption(s.Caption, unnoted(grid, s.Notes))}
-	if note := notedCaption(s.Notes); note != "" {
-		f.caption += ". " + note
+	for _, note := range []string{notedCaption(grid, s.Notes), limitCaption(s.Limits)} {
+		if note != "" {
+			f.caption += ". " + note
+		}
 	}
-	var flat []float64
-	for _, row := range grid {
-		flat = append(flat, row...)
-	}
-	cols := len(x.Values)
-	f.title = s.Metric.bestTitle(flat, func(i int) string { return x.at(i%cols) + ", " + y.at(i/cols) })
-	p := heatPanel(x, y, grid, s.Notes, hs, opt.withDefaults(), 1)
+	f.title = heatTitle(s, x, y, grid)
+	cells := heatCells{grid: grid, notes: s.Notes, failing: failingCells(s.Limits, len(y.Values), len(x.Values)), digits: cellDigits(s.Limits, grid)}
+	p := heatPanel(x, y, cells, hs, opt.withDefaults(), 1)
 	f.body = heatBody([][]*plot.Plot{{p}}, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
-	return f.save(dir, s.File, opt)
+	return newChart(s.File, f), nil
 }
 
 func checkGrid(x, y SweepAxis, grid [][]float64) error {
@@ -188,37 +196,92 @@ func unnoted(grid [][]float64, notes [][]string) [][]float64 {
 	return out
 }
 
-// notedCaption says what the noted cells' colour means.
-func notedCaption(notes [][]string) string {
-	var kinds []string
-	for _, row := range notes {
-		for _, n := range row {
-			if n != "" && !slices.Contains(kinds, n) {
-				kinds = append(kinds, n)
+// notedCaption says what the noted cells' colour means: red cells have
+// no value, red outlines keep theirs.
+func notedCaption(grid [][]float64, notes [][]string) string {
+	var filled, outlined []string
+	for r, row := range notes {
+		for c, n := range row {
+			switch {
+			case n == "":
+			case r < len(grid) && c < len(grid[r]) && finite(grid[r][c]):
+				if !slices.Contains(outlined, n) {
+					outlined = append(outlined, n)
+				}
+			case !slices.Contains(filled, n):
+				filled = append(filled, n)
 			}
 		}
 	}
-	if len(kinds) == 0 {
-		return ""
+	var parts []string
+	if len(filled) > 0 {
+		parts = append(parts, "Red cells: "+strings.Join(filled, ", "))
 	}
-	return "Red cells: " + strings.Join(kinds, ", ")
+	if len(outlined) > 0 {
+		parts = append(parts, "red outline: "+strings.Join(outlined, ", ")+", its value kept")
+	}
+	s := strings.Join(parts, "; ")
+	if s != "" {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
+	return s
 }
 
-// cellImage rasterizes grid (row 0 at the bottom) with px pixels per cell
-// side, so that scaling the image keeps cell edges sharp. A noted cell
-// takes the note colour instead of its value's.
-func cellImage(grid [][]float64, notes [][]string, hs heatScale, px int) image.Image {
+// heatCells is what a heat-map panel draws in its cells: the values, the
+// notes, which cells fail a limit (row-major) and the significant digits
+// of the labels.
+type heatCells struct {
+	grid    [][]float64
+	notes   [][]string
+	failing []bool
+	digits  int
+}
+
+func (h heatCells) fails(r, c int) bool {
+	i := r*len(h.grid[0]) + c
+	return i < len(h.failing) && h.failing[i]
+}
+
+// filled reports whether cell (r, c) takes the note colour: it is noted
+// and has no value to show.
+func (h heatCells) filled(r, c int) bool {
+	return noteAt(h.notes, r, c) != "" && !finite(h.grid[r][c])
+}
+
+// hatchPeriod and hatchWidth are the hatching of a failing cell, in
+// image pixels per cell of hatchCellPx: a stripe every eighth of a cell.
+const (
+	hatchCellPx = 120
+	hatchPeriod = 15
+	hatchWidth  = 3
+)
+
+// cellImage rasterizes the cells (row 0 at the bottom) with px pixels per
+// cell side, so that scaling the image keeps cell edges sharp. A noted
+// cell without a value takes the note colour; a cell that fails a limit
+// is hatched with diagonal stripes in its text colour, faint enough to
+// read the label through.
+func cellImage(h heatCells, hs heatScale, px int) image.Image {
+	grid := h.grid
 	rows, cols := len(grid), len(grid[0])
 	img := image.NewNRGBA(image.Rect(0, 0, cols*px, rows*px))
+	period := max(4, px*hatchPeriod/hatchCellPx)
+	width := max(1, px*hatchWidth/hatchCellPx)
 	for r, row := range grid {
 		for c, v := range row {
 			col := hs.color(v)
-			if noteAt(notes, r, c) != "" {
+			if h.filled(r, c) {
 				col = notedCellRGB
 			}
+			stripe := blend(col, contrastText(col), 0.4)
+			hatched := h.fails(r, c)
 			for dy := range px {
 				for dx := range px {
-					img.Set(c*px+dx, (rows-1-r)*px+dy, col)
+					pix := col
+					if hatched && (dx+dy)%period < width {
+						pix = stripe
+					}
+					img.Set(c*px+dx, (rows-1-r)*px+dy, pix)
 				}
 			}
 		}
@@ -226,10 +289,18 @@ func cellImage(grid [][]float64, notes [][]string, hs heatScale, px int) image.I
 	return img
 }
 
+// blend mixes f of colour b into a.
+func blend(a, b color.Color, f float64) color.Color {
+	x, y := color.NRGBAModel.Convert(a).(color.NRGBA), color.NRGBAModel.Convert(b).(color.NRGBA)
+	mix := func(p, q uint8) uint8 { return uint8(math.Round(float64(p)*(1-f) + float64(q)*f)) }
+	return color.NRGBA{R: mix(x.R, y.R), G: mix(x.G, y.G), B: mix(x.B, y.B), A: 0xFF}
+}
+
 // heatPanel is one heat map: cells at integer positions labelled with
 // the swept values, each cell annotated with its value when there is room.
 // tileCols is how many panels share the page width.
-func heatPanel(x, y SweepAxis, grid [][]float64, notes [][]string, hs heatScale, opt Options, tileCols int) *plot.Plot {
+func heatPanel(x, y SweepAxis, cells heatCells, hs heatScale, opt Options, tileCols int) *plot.Plot {
+	grid, notes := cells.grid, cells.notes
 	cols, rows := len(x.Values), len(y.Values)
 	p := newPlot("", "")
 	p.X.Tick.Marker = indexTicks(x.tickLabels(), 12)
@@ -242,7 +313,14 @@ func heatPanel(x, y SweepAxis, grid [][]float64, notes [][]string, hs heatScale,
 	// About one image pixel per output pixel: the scaled image then keeps
 	// sharp cell edges (the PNG canvas interpolates when it scales).
 	px := max(1, min(400, int(math.Ceil(opt.Width.Dots(float64(opt.DPI))/float64(tileCols*cols)))))
-	p.Add(plotter.NewImage(cellImage(grid, notes, hs, px), -0.5, -0.5, float64(cols)-0.5, float64(rows)-0.5))
+	p.Add(plotter.NewImage(cellImage(cells, hs, px), -0.5, -0.5, float64(cols)-0.5, float64(rows)-0.5))
+	for r := range rows {
+		for c := range cols {
+			if noteAt(notes, r, c) != "" && !cells.filled(r, c) {
+				p.Add(cellOutline(c, r))
+			}
+		}
+	}
 
 	// Room per cell, estimated from the page: the axes take about 70 pt.
 	cellW := (opt.Width/vg.Length(tileCols) - vg.Points(90)) / vg.Length(cols)
@@ -250,10 +328,13 @@ func heatPanel(x, y SweepAxis, grid [][]float64, notes [][]string, hs heatScale,
 		lbl := &plotter.Labels{}
 		for r, row := range grid {
 			for c, v := range row {
-				text, bg := fmtCompact(v), hs.color(v)
-				if n := noteAt(notes, r, c); n != "" {
+				text, bg := fmtCell(v, cells.digits), hs.color(v)
+				switch n := noteAt(notes, r, c); {
+				case cells.filled(r, c):
 					text, bg = n, notedCellRGB
-				} else if !finite(v) {
+				case n != "":
+					text += "\n" + n
+				case !finite(v):
 					continue
 				}
 				lbl.XYs = append(lbl.XYs, plotter.XY{X: float64(c), Y: float64(r)})
@@ -270,6 +351,44 @@ func heatPanel(x, y SweepAxis, grid [][]float64, notes [][]string, hs heatScale,
 	p.X.Min, p.X.Max = -0.5, float64(cols)-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(rows)-0.5
 	return p
+}
+
+// cellOutline is the note colour's frame inside cell (c, r).
+func cellOutline(c, r int) *plotter.Line {
+	const in = 0.45
+	x0, x1, y0, y1 := float64(c)-in, float64(c)+in, float64(r)-in, float64(r)+in
+	return &plotter.Line{
+		XYs:       plotter.XYs{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}},
+		LineStyle: lineStyle(notedCellRGB, vg.Points(2.5), nil),
+	}
+}
+
+// cellDigits is how many significant digits cell labels need so that no
+// label rounds a value onto or across a limit's bound: 3, or more when a
+// value lies that close to one (25,040 against 25,000 needs 4).
+func cellDigits(limits []Limit, grids ...[][]float64) int {
+	const most = 7
+	for d := 3; d < most; d++ {
+		ok := true
+		for _, l := range limits {
+			if !finite(l.Bound) {
+				continue
+			}
+			for _, g := range grids {
+				for _, row := range g {
+					for _, v := range row {
+						if finite(v) && cmpFloat(roundSig(v, d), l.Bound) != cmpFloat(v, l.Bound) {
+							ok = false
+						}
+					}
+				}
+			}
+		}
+		if ok {
+			return d
+		}
+	}
+	return most
 }
 
 // contrastText is black on light cells and white on dark ones.
@@ -346,4 +465,137 @@ func panelTitle(p *plot.Plot, s string) {
 		XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler,
 	}
 	p.Title.Padding = vg.Points(4)
+}
+
+// heatTitle states a heat map's finding: how many points meet the
+// limits, else where storms stop ending, else how the metric moves along
+// the axes and where it is best.
+func heatTitle(s Sweep, x, y SweepAxis, grid [][]float64) string {
+	cols := len(x.Values)
+	var flat []float64
+	for _, row := range grid {
+		flat = append(flat, row...)
+	}
+	where := func(i int) string { return x.at(i%cols) + ", " + y.at(i/cols) }
+	if t := s.Metric.limitTitle(s.Limits, flat, failingCells(s.Limits, len(grid), cols), where); t != "" {
+		return t
+	}
+	if t := notesTitle(x, y, s.Notes); t != "" {
+		return t
+	}
+	dx, dy := direction(grid), direction(transpose(grid))
+	var moves string
+	switch {
+	case dx != 0 && dx == dy:
+		moves = movesWith(dx, x.Name+" and "+y.Name)
+	case dx != 0 && dy != 0:
+		moves = movesWith(dx, x.Name) + " and " + movesWith(dy, y.Name)
+	case dx != 0:
+		moves = movesWith(dx, x.Name)
+	case dy != 0:
+		moves = movesWith(dy, y.Name)
+	default:
+		return s.Metric.bestTitle(flat, where)
+	}
+	lo, hi := SweepMetric{Name: s.Metric.Name, Unit: s.Metric.Unit}.extremes(flat, nil)
+	return fmt.Sprintf("%s %s: from %s (%s) to %s (%s)", s.Metric.Name, moves,
+		s.Metric.value(flat[lo]), where(lo), s.Metric.value(flat[hi]), where(hi))
+}
+
+// notesTitle says where storms did not end, column by column; "" when
+// every cell ended.
+func notesTitle(x, y SweepAxis, notes [][]string) string {
+	noted, total, metastable := 0, len(x.Values)*len(y.Values), true
+	var parts []string
+	for c := range x.Values {
+		var rows []int
+		for r := range y.Values {
+			if n := noteAt(notes, r, c); n != "" {
+				rows = append(rows, r)
+				metastable = metastable && n == "metastable"
+			}
+		}
+		if len(rows) > 0 {
+			noted += len(rows)
+			parts = append(parts, x.at(c)+" "+rowsPhrase(y, rows))
+		}
+	}
+	if noted == 0 {
+		return ""
+	}
+	what := "Storms never end"
+	if !metastable {
+		what = "Not every storm ends"
+	}
+	return fmt.Sprintf("%s in %d of %d cells: at %s", what, noted, total, strings.Join(parts, "; at "))
+}
+
+// rowsPhrase names the y values of rows (increasing indexes): every one,
+// a run from one end, or the list.
+func rowsPhrase(y SweepAxis, rows []int) string {
+	n := len(y.Values)
+	value := y.valueAt
+	contiguous := rows[len(rows)-1]-rows[0] == len(rows)-1
+	switch {
+	case len(rows) == n:
+		return "at every " + y.Name
+	case contiguous && rows[len(rows)-1] == n-1:
+		return "with " + y.Name + " ≥ " + value(rows[0])
+	case contiguous && rows[0] == 0:
+		return "with " + y.Name + " ≤ " + value(rows[len(rows)-1])
+	}
+	var vs []string
+	for _, r := range rows {
+		vs = append(vs, value(r))
+	}
+	return "with " + y.Name + " = " + strings.Join(vs, ", ")
+}
+
+// direction is +1 when every row's finite values never fall from left to
+// right and some rise, -1 for the reverse, 0 otherwise.
+func direction(rows [][]float64) int {
+	up, down := false, false
+	for _, row := range rows {
+		prev := math.NaN()
+		for _, v := range row {
+			if !finite(v) {
+				continue
+			}
+			if finite(prev) {
+				up = up || v > prev
+				down = down || v < prev
+			}
+			prev = v
+		}
+	}
+	switch {
+	case up && !down:
+		return 1
+	case down && !up:
+		return -1
+	}
+	return 0
+}
+
+func movesWith(d int, names string) string {
+	switch {
+	case d > 0:
+		return "rises with " + names
+	case strings.Contains(names, " and "):
+		return "falls as " + names + " grow"
+	}
+	return "falls as " + names + " grows"
+}
+
+func transpose(g [][]float64) [][]float64 {
+	if len(g) == 0 {
+		return nil
+	}
+	out := make([][]float64, len(g[0]))
+	for c := range out {
+		for r := range g {
+			out[c] = append(out[c], g[r][c])
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -11,10 +12,16 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteLines draws the metric against one swept axis, one line per group
-// (with its interval as error bars when given), into dir/File.{png,svg}.
+// WriteLines draws the chart Lines draws into dir/File.{png,svg}.
 func (s Sweep) WriteLines(dir string, x SweepAxis, lines []SweepLine, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.Lines(x, lines, opt)
+	return save(dir, c, err, opt)
+}
+
+// Lines draws the metric against one swept axis, one line per group
+// (with its interval as error bars when given).
+func (s Sweep) Lines(x SweepAxis, lines []SweepLine, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := x.validate("x"); err != nil {
@@ -29,17 +36,21 @@ func (s Sweep) WriteLines(dir string, x SweepAxis, lines []SweepLine, opt Option
 				s.File, l.Group, len(x.Values), len(l.Values), len(l.Lo), len(l.Hi))
 		}
 	}
+	if err := validateLimits(s.Limits, len(lines), len(x.Values)); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
 	var all [][]float64
 	for _, l := range lines {
 		all = append(all, l.Values)
 	}
 	var f float64
 	s.Metric, f = s.Metric.readable(all...)
+	s.Limits = scaledLimits(s.Limits, f)
 	conv := make([]SweepLine, len(lines))
 	for i, l := range lines {
 		conv[i] = SweepLine{Group: l.Group, Values: scaled(l.Values, f), Lo: scaled(l.Lo, f), Hi: scaled(l.Hi, f)}
 	}
-	return s.linesFigure(x, conv, opt.withDefaults()).save(dir, s.File, opt)
+	return newChart(s.File, s.linesFigure(x, conv, opt.withDefaults())), nil
 }
 
 func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure {
@@ -48,14 +59,25 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 		xa = scale{log: true, floor: xa.min, min: xa.min, max: xa.max}
 	}
 	var all [][]float64
+	var flat []float64
 	for _, l := range lines {
 		all = append(all, l.Values, l.Lo, l.Hi)
+		flat = append(flat, l.Values...)
+	}
+	var bounds []reference
+	for _, l := range s.Limits {
+		if finite(l.Bound) {
+			bounds = append(bounds, reference{l.Bound, "limit: " + l.Text})
+			all = append(all, []float64{l.Bound})
+		}
 	}
 	ya := valueAxis(all)
 
 	p := newPlot(x.label(), s.Metric.label())
 	addGrid(p)
 	f := &figure{caption: s.Caption}
+	refItems := addReferences(p, xa, ya, bounds)
+	failing := failingCells(s.Limits, len(lines), len(x.Values))
 	var drawn drawnPoints
 	for li, l := range lines {
 		thumb := addSweepLine(p, x, xa, ya, l, seriesColor(li), &drawn)
@@ -63,7 +85,34 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 			f.legend = append(f.legend, legendItem{l.Group, thumb})
 		}
 	}
-	f.title = s.Metric.bestTitle(drawn.values, func(i int) string { return drawn.where[i] })
+	f.legend = append(f.legend, refItems...)
+	for i, fails := range failing {
+		if fails && finite(flat[i]) {
+			p.Add(failedMark(xa.xy(ya, x.Values[i%len(x.Values)], flat[i])))
+		}
+	}
+	if note := limitCaption(s.Limits); note != "" {
+		f.caption += ". " + strings.Replace(note, "Hatched", "Ringed", 1)
+	}
+	f.title = s.Metric.limitTitle(s.Limits, flat, failing, func(i int) string {
+		w := x.at(i % len(x.Values))
+		if g := lines[i/len(x.Values)].Group; g != "" {
+			w += " (" + g + ")"
+		}
+		return w
+	})
+	if f.title == "" {
+		f.title = s.Metric.bestTitle(drawn.values, func(i int) string { return drawn.where[i] })
+		var rows [][]float64
+		for _, l := range lines {
+			rows = append(rows, l.Values)
+		}
+		if d := direction(rows); d != 0 {
+			lo, hi := SweepMetric{Name: s.Metric.Name}.extremes(drawn.values, nil)
+			f.title = fmt.Sprintf("%s %s: from %s (%s) to %s (%s)", s.Metric.Name, movesWith(d, x.Name),
+				s.Metric.value(drawn.values[lo]), drawn.where[lo], s.Metric.value(drawn.values[hi]), drawn.where[hi])
+		}
+	}
 	xa.apply(&p.X)
 	ya.apply(&p.Y)
 	sweepXTicks(p, x, xa)
@@ -72,6 +121,11 @@ func (s Sweep) linesFigure(x SweepAxis, lines []SweepLine, opt Options) *figure 
 	}
 	f.body = plotBody(p)
 	return f
+}
+
+// failedMark rings a point that fails a limit.
+func failedMark(at plotter.XY) *plotter.Scatter {
+	return &plotter.Scatter{XYs: plotter.XYs{at}, GlyphStyle: draw.GlyphStyle{Color: referenceColor, Radius: vg.Points(6), Shape: draw.RingGlyph{}}}
 }
 
 // drawnPoints are the values a chart drew and where each is ("rate=10

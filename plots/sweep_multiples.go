@@ -7,11 +7,18 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// WriteSmallMultiples draws the metric over three swept axes: one heat map
-// panel per value of the panel axis, all on one colour scale, into
-// dir/File.{png,svg}. grid[pi][yi][xi] is the metric at panel value pi.
+// WriteSmallMultiples draws the chart SmallMultiples draws into
+// dir/File.{png,svg}.
 func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][]float64, opt Options) ([]string, error) {
-	if err := s.check(dir); err != nil {
+	c, err := s.SmallMultiples(x, y, panel, grid, opt)
+	return save(dir, c, err, opt)
+}
+
+// SmallMultiples draws the metric over three swept axes: one heat map
+// panel per value of the panel axis, all on one colour scale.
+// grid[pi][yi][xi] is the metric at panel value pi.
+func (s Sweep) SmallMultiples(x, y, panel SweepAxis, grid [][][]float64, opt Options) (*Chart, error) {
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := panel.validate("panel"); err != nil {
@@ -37,6 +44,11 @@ func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][
 		scaledCube[i] = scaledGrid(g, factor)
 	}
 	grid = scaledCube
+	if err := validateLimits(s.Limits, len(grid)*len(y.Values), len(x.Values)); err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", s.File, err)
+	}
+	s.Limits = scaledLimits(s.Limits, factor)
+	digits := cellDigits(s.Limits, grid...)
 	hs := newHeatScale(grid...)
 
 	n := len(panel.Values)
@@ -48,7 +60,11 @@ func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][
 	}
 	var flat []float64
 	for i, g := range grid {
-		p := heatPanel(x, y, g, nil, hs, opt, cols)
+		var fails []bool
+		if len(s.Limits) > 0 {
+			fails = failingCells(s.Limits, len(grid)*len(y.Values), len(x.Values))[i*len(y.Values)*len(x.Values) : (i+1)*len(y.Values)*len(x.Values)]
+		}
+		p := heatPanel(x, y, heatCells{grid: g, failing: fails, digits: digits}, hs, opt, cols)
 		panelTitle(p, panel.at(i))
 		panels[i/cols][i%cols] = p
 		for _, row := range g {
@@ -57,10 +73,17 @@ func (s Sweep) WriteSmallMultiples(dir string, x, y, panel SweepAxis, grid [][][
 	}
 	cells := len(x.Values) * len(y.Values)
 	f := &figure{caption: heatCaption(s.Caption, grid...)}
-	f.title = s.Metric.bestTitle(flat, func(i int) string {
+	if note := limitCaption(s.Limits); note != "" {
+		f.caption += ". " + note
+	}
+	where := func(i int) string {
 		c := i % cells
-		return x.at(c%len(x.Values)) + ", " + y.at(c/len(x.Values)) + ", " + panel.at(i/cells)
-	})
+		return x.shortAt(c%len(x.Values)) + ", " + y.shortAt(c/len(x.Values)) + ", " + panel.shortAt(i/cells)
+	}
+	f.title = s.Metric.limitTitle(s.Limits, flat, failingCells(s.Limits, len(grid)*len(y.Values), len(x.Values)), where)
+	if f.title == "" {
+		f.title = s.Metric.bestTitle(flat, where)
+	}
 	f.body = heatBody(panels, colorBarPlot(hs, s.Metric.label()), x.label(), y.label())
-	return f.save(dir, s.File, opt)
+	return newChart(s.File, f), nil
 }

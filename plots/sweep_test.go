@@ -145,22 +145,26 @@ func TestContrastText(t *testing.T) {
 	}
 }
 
-// TestHeatMapNotesMarkCells: a noted cell is drawn in the note colour
-// whatever its value (a storm that never ended has none), the others by
-// their value, and the caption says what the colour means.
+// TestHeatMapNotesMarkCells: a noted cell without a value (a storm that
+// never ended has no convergence time) is drawn in the note colour; one
+// with a value (the claims it wasted) keeps its value's colour, so the
+// value that matters stays readable; the caption says which is which.
 func TestHeatMapNotesMarkCells(t *testing.T) {
 	grid := [][]float64{{1, math.NaN()}, {2, 3}}
-	notes := [][]string{{"", "metastable"}, {"", ""}}
+	notes := [][]string{{"", "metastable"}, {"", "metastable"}}
 	hs := newHeatScale(grid)
-	img := cellImage(grid, notes, hs, 1)
+	img := cellImage(heatCells{grid: grid, notes: notes, digits: 3}, hs, 1)
 	// Row 0 is drawn at the bottom of the image.
 	if got := color.NRGBAModel.Convert(img.At(1, 1)); got != color.NRGBAModel.Convert(notedCellRGB) {
-		t.Errorf("noted cell drawn %v, want %v", got, notedCellRGB)
+		t.Errorf("noted cell without a value drawn %v, want %v", got, notedCellRGB)
+	}
+	if got := color.NRGBAModel.Convert(img.At(1, 0)); got != color.NRGBAModel.Convert(hs.color(3)) {
+		t.Errorf("noted cell with a value drawn %v, want its value's %v", got, hs.color(3))
 	}
 	if got := color.NRGBAModel.Convert(img.At(0, 1)); got != color.NRGBAModel.Convert(hs.color(1)) {
 		t.Errorf("plain cell drawn %v, want %v", got, hs.color(1))
 	}
-	if got := notedCaption(notes); got != "Red cells: metastable" {
+	if got := notedCaption(grid, notes); got != "Red cells: metastable; red outline: metastable, its value kept" {
 		t.Errorf("caption %q", got)
 	}
 	if got := heatCaption("", unnoted(grid, notes)); got != "" {

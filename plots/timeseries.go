@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -297,9 +298,20 @@ func plotBody(p *plot.Plot) func(draw.Canvas) {
 	return func(c draw.Canvas) { p.Draw(c) }
 }
 
-// caption is the page footer: which runs, which seeds, plus notes.
+// caption is the page footer: which runs, which seeds, plus notes. Runs
+// of one config and seed (a calibration's real runs and models) name it
+// once.
 func caption(runs []Run, notes ...string) string {
 	s := ""
+	shared := len(runs) > 0
+	for i := range runs {
+		shared = shared && runs[i].Name == runs[0].Name && runs[i].Seed == runs[0].Seed
+	}
+	if shared {
+		one := runs[0]
+		one.Label = ""
+		runs = []Run{one}
+	}
 	for i := range runs {
 		if i > 0 {
 			s += "; "
@@ -316,4 +328,51 @@ func caption(runs []Run, notes ...string) string {
 		}
 	}
 	return s
+}
+
+// reference is a level drawn across a chart (a capacity, a budget) with
+// its legend text.
+type reference struct {
+	value float64
+	label string
+}
+
+// references are the distinct levels level(r) > 0 of the runs, each
+// described by describe: a level the runs share is drawn once, unnamed;
+// levels that differ name the runs they belong to.
+func references(runs []Run, level func(*Run) float64, describe func(v float64) string) []reference {
+	var values []float64
+	owners := map[float64][]string{}
+	for i := range runs {
+		v := level(&runs[i])
+		if !(v > 0) || math.IsInf(v, 0) {
+			continue
+		}
+		if _, seen := owners[v]; !seen {
+			values = append(values, v)
+		}
+		owners[v] = append(owners[v], runs[i].label())
+	}
+	var out []reference
+	for _, v := range values {
+		label := describe(v)
+		if len(values) > 1 {
+			label = strings.Join(owners[v], ", ") + " " + label
+		}
+		out = append(out, reference{v, label})
+	}
+	return out
+}
+
+// addReferences draws refs as horizontal lines across the chart, in the
+// reference style, before (so beneath) the data added after them, and
+// returns their legend items.
+func addReferences(p *plot.Plot, ta, ca scale, refs []reference) []legendItem {
+	var items []legendItem
+	for i, r := range refs {
+		l := hline(ta, ca, r.value, referenceStyle(i))
+		p.Add(l)
+		items = append(items, legendItem{r.label, l})
+	}
+	return items
 }

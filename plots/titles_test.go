@@ -2,6 +2,7 @@ package plots
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -28,6 +29,21 @@ func TestWorkTitle(t *testing.T) {
 			{Policy: "fixed", WindowMs: 1, AttemptsPerWindow: []float64{4000}, ConvergenceMs: 2500},
 		}, "none converges 2.5× sooner than fixed at 2.3× the attempts"},
 		{"one policy", []PolicySeries{full}, "full converges in 4.58 s with 5,257 attempts"},
+		// A calibration's real runs beside a model a few per cent off: 175
+		// against 184.1 attempts is 1.05 times, which a factor printed to
+		// one decimal once called "1.1× fewer", and 1.0× at 1.04.
+		{"close attempts in per cent", []PolicySeries{
+			{Policy: "real", WindowMs: 1, AttemptsPerWindow: []float64{175}, ConvergenceMs: 1628},
+			{Policy: "model", WindowMs: 1, AttemptsPerWindow: []float64{182}, ConvergenceMs: 1839},
+		}, "real converges 1.1× sooner than model with 4% fewer attempts"},
+		{"close times in per cent", []PolicySeries{
+			{Policy: "real", WindowMs: 1, AttemptsPerWindow: []float64{200}, ConvergenceMs: 1000},
+			{Policy: "model", WindowMs: 1, AttemptsPerWindow: []float64{150}, ConvergenceMs: 1030},
+		}, "real converges 3% sooner than model with 33% more attempts"},
+		{"equal attempts", []PolicySeries{
+			{Policy: "a", WindowMs: 1, AttemptsPerWindow: []float64{1000}, ConvergenceMs: 1000},
+			{Policy: "b", WindowMs: 1, AttemptsPerWindow: []float64{1002}, ConvergenceMs: 3000},
+		}, "a converges 3.0× sooner than b with as many attempts"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,7 +105,7 @@ func TestConnectedTitle(t *testing.T) {
 		want string
 	}{
 		{[]PolicySeries{stuck, done}, "serve stalls at 25% connected; 99% connected after 2 s with skip"},
-		{[]PolicySeries{stuck}, "Serve stalls at 25% connected"},
+		{[]PolicySeries{stuck}, "serve stalls at 25% connected"}, // a label keeps its case: "Socketio" was no policy
 	} {
 		if got := connectedTitle(oneRun(5, 0, c.ps...)); got != c.want {
 			t.Errorf("title = %q\nwant    %q", got, c.want)
@@ -168,9 +184,11 @@ func TestSweepBestTitle(t *testing.T) {
 		values []float64
 		want   string
 	}{
-		{"lower is better", SweepMetric{Name: "reclaim p99", Unit: "ms"}, []float64{900, 1800}, "Lowest reclaim p99 900 ms at lease.duration = 500ms; highest 1.8 s"},
-		{"higher is better", SweepMetric{Name: "goodput", Unit: "1/s", HigherIsBetter: true}, []float64{900, 1800}, "Highest goodput 1,800 1/s at lease.duration = 1s; lowest 900 1/s"},
-		{"missing skipped", SweepMetric{Name: "n"}, []float64{math.NaN(), 3}, "Lowest n 3 at lease.duration = 1s"},
+		{"lower is better", SweepMetric{Name: "reclaim p99", Unit: "ms"}, []float64{900, 1800},
+			"Lowest reclaim p99, 900 ms, at lease.duration = 0.5 s: 2.0× lower than the highest (1.8 s at lease.duration = 1 s)"},
+		{"higher is better", SweepMetric{Name: "goodput", Unit: "1/s", HigherIsBetter: true}, []float64{900, 1800},
+			"Highest goodput, 1,800 1/s, at lease.duration = 1 s: 2.0× higher than the lowest (900 1/s at lease.duration = 0.5 s)"},
+		{"missing skipped", SweepMetric{Name: "n"}, []float64{math.NaN(), 3}, "Lowest n, 3, at lease.duration = 1 s"},
 		{"all missing", SweepMetric{Name: "n"}, []float64{math.NaN(), math.NaN()}, "No n data in this sweep"},
 	}
 	for _, c := range cases {
@@ -224,5 +242,102 @@ func TestQueueTitle(t *testing.T) {
 				t.Errorf("title = %q\nwant    %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestHeatTitle: a heat map's title says what a planner acts on: how
+// many points meet the limits and the best of those; where storms stop
+// ending; else how the metric moves along the axes, not the range.
+func TestHeatTitle(t *testing.T) {
+	clients := SweepAxis{Name: "clients", Values: []float64{1000, 10000, 40000}, Labels: []string{"1000", "10000", "40000"}}
+	rate := SweepAxis{Name: "admission.rate", Values: []float64{300, 800, 2400}, Labels: []string{"300", "800", "2400"}}
+	conv := SweepMetric{Name: "convergence_ms", Unit: "ms"}
+	nan := math.NaN()
+	// grid[rate][clients]: slower with more clients, faster with a faster bucket.
+	grid := [][]float64{{5000, 48000, 90000}, {2400, 19000, 60000}, {1600, 22000, 55000}}
+	fails := [][]bool{{false, false, true}, {false, false, false}, {false, false, false}}
+	cases := []struct {
+		name string
+		s    Sweep
+		grid [][]float64
+		want string
+	}{
+		{"limits", Sweep{Metric: conv, Limits: []Limit{{Text: "convergence_ms <= 60s", Bound: 60000, Fails: fails}}}, grid,
+			"8 of 9 points meet convergence_ms <= 60s; the lowest convergence_ms among them, 1.6 s, at clients = 1000, admission.rate = 2400"},
+		{"no point meets", Sweep{Metric: conv, Limits: []Limit{{Text: "convergence_ms <= 1s", Bound: 1000,
+			Fails: [][]bool{{true, true, true}, {true, true, true}, {true, true, true}}}}}, grid,
+			"No point of 9 meets convergence_ms <= 1s"},
+		{"where storms never end", Sweep{Metric: conv, Notes: [][]string{{"", "", "metastable"}, {"", "metastable", "metastable"}, {"", "metastable", "metastable"}}},
+			[][]float64{{5000, 48000, nan}, {2400, nan, nan}, {1600, nan, nan}},
+			"Storms never end in 5 of 9 cells: at clients = 10000 with admission.rate ≥ 800; at clients = 40000 at every admission.rate"},
+		{"trend along one axis", Sweep{Metric: conv}, grid,
+			"convergence_ms rises with clients: from 1.6 s (clients = 1000, admission.rate = 2400) to 90 s (clients = 40000, admission.rate = 300)"},
+		{"trend along both", Sweep{Metric: conv}, [][]float64{{1000, 2000, 3000}, {2000, 3000, 4000}, {3000, 4000, 5000}},
+			"convergence_ms rises with clients and admission.rate: from 1 s (clients = 1000, admission.rate = 300) to 5 s (clients = 40000, admission.rate = 2400)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := heatTitle(c.s, clients, rate, c.grid); got != c.want {
+				t.Errorf("title = %q\nwant    %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestSweepAxisUnits: a duration axis reads in one unit, named on the
+// axis, whatever units the sweep file wrote its values in: the backoff
+// sweep's cap axis once read "policies[0].cap (ms)" under ticks of 5s,
+// 10s and 30s.
+func TestSweepAxisUnits(t *testing.T) {
+	cases := []struct {
+		axis  SweepAxis
+		label string
+		ticks []string
+	}{
+		{SweepAxis{Name: "policies[0].cap", Unit: "ms", Values: []float64{1000, 2000, 16000}, Labels: []string{"1s", "2000ms", "16s"}},
+			"policies[0].cap (s)", []string{"1", "2", "16"}},
+		{SweepAxis{Name: "policies[0].base", Unit: "ms", Values: []float64{25, 100, 800}, Labels: []string{"25ms", "100ms", "800ms"}},
+			"policies[0].base (ms)", []string{"25", "100", "800"}},
+		{SweepAxis{Name: "clients", Values: []float64{1000, 3000}, Labels: []string{"1000", "3000"}}, "clients", []string{"1000", "3000"}},
+		{SweepAxis{Name: "policies[0].name", Values: []float64{0, 1}, Labels: []string{"full", "equal"}}, "policies[0].name", []string{"full", "equal"}},
+	}
+	for _, c := range cases {
+		if got := c.axis.label(); got != c.label {
+			t.Errorf("%s: label %q, want %q", c.axis.Name, got, c.label)
+		}
+		if got := c.axis.tickLabels(); !slices.Equal(got, c.ticks) {
+			t.Errorf("%s: ticks %q, want %q", c.axis.Name, got, c.ticks)
+		}
+	}
+	for _, c := range []struct {
+		m    SweepMetric
+		want string
+	}{
+		{SweepMetric{Name: "mean(convergence_ms)", Unit: "s"}, "mean(convergence_ms), in s"},
+		{SweepMetric{Name: "convergence_ms", Unit: "ms"}, "convergence_ms"},
+		{SweepMetric{Name: "database.peak_rows_per_s"}, "database.peak_rows_per_s"},
+		{SweepMetric{Name: "goodput", Unit: "1/s"}, "goodput (1/s)"},
+	} {
+		if got := c.m.label(); got != c.want {
+			t.Errorf("metric %s in %s: label %q, want %q", c.m.Name, c.m.Unit, got, c.want)
+		}
+	}
+}
+
+// TestCellDigitsTellValuesFromALimit: a cell label at three digits
+// turns 25,040 into "25k", the very bound of a 25,000 budget; with the
+// limit, labels keep the digit that says which side of it a cell is on.
+func TestCellDigitsTellValuesFromALimit(t *testing.T) {
+	grid := [][]float64{{24000, 25040}, {25000, 31200}}
+	if d := cellDigits(nil, grid); d != 3 {
+		t.Errorf("no limit: %d digits, want 3", d)
+	}
+	budget := []Limit{{Text: "peak <= 25000", Bound: 25000}}
+	d := cellDigits(budget, grid)
+	if d != 4 || fmtCell(25040, d) != "25.04k" || fmtCell(25000, d) != "25k" {
+		t.Errorf("25,040 against 25,000: %d digits, %q and %q", d, fmtCell(25040, d), fmtCell(25000, d))
+	}
+	if d := cellDigits([]Limit{{Text: "other statistic", Bound: math.NaN()}}, grid); d != 3 {
+		t.Errorf("a limit on another statistic: %d digits, want 3", d)
 	}
 }

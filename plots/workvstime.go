@@ -29,9 +29,9 @@ func workOf(d drawn) work {
 	return work{d: d, convergenceMs: Spread{c, c, c}, attempts: Spread{a, a, a}}
 }
 
-// workVsTimeChart: the trade-off in one picture, total attempts (work)
-// against convergence time, one labelled point per policy.
-func workVsTimeChart(runs []Run, ds []drawn) *figure {
+// convergedWork are the points of the lines that converged and made
+// attempts: the others have no place on the chart.
+func convergedWork(ds []drawn) []work {
 	var ws []work
 	for _, d := range ds {
 		w := workOf(d)
@@ -39,6 +39,13 @@ func workVsTimeChart(runs []Run, ds []drawn) *figure {
 			ws = append(ws, w)
 		}
 	}
+	return ws
+}
+
+// workVsTimeChart: the trade-off in one picture, total attempts (work)
+// against convergence time, one labelled point per policy.
+func workVsTimeChart(runs []Run, ds []drawn) *figure {
+	ws := convergedWork(ds)
 	p := newPlot("convergence time: last client connected (s)", "handshake attempts (total)")
 	addGrid(p)
 	f := &figure{title: workTitle(ws)}
@@ -134,15 +141,26 @@ func workTitle(ws []work) string {
 	if len(ws) == 1 || fast.convergenceMs.Mean == slow.convergenceMs.Mean {
 		return fmt.Sprintf("%s converges in %s with %s attempts", fast.d.label, fmtDuration(fast.convergenceMs.Mean), fmtCount(fast.attempts.Mean))
 	}
-	speed := fmtRatio(slow.convergenceMs.Mean/fast.convergenceMs.Mean) + " sooner"
-	var cost string
-	switch a, b := fast.attempts.Mean, slow.attempts.Mean; {
-	case a < b:
-		cost = "with " + fmtRatio(b/a) + " fewer attempts"
-	case a > b:
-		cost = "at " + fmtRatio(a/b) + " the attempts"
-	default:
-		cost = "with as many attempts"
+	speed := "converges " + fmtRatio(slow.convergenceMs.Mean/fast.convergenceMs.Mean) + " sooner than"
+	if slow.convergenceMs.Mean < 1.05*fast.convergenceMs.Mean {
+		speed = "converges " + fmtPercent(slow.convergenceMs.Mean/fast.convergenceMs.Mean-1) + " sooner than"
 	}
-	return fmt.Sprintf("%s converges %s than %s %s", fast.d.label, speed, slow.d.label, cost)
+	return fmt.Sprintf("%s %s %s %s", fast.d.label, speed, slow.d.label, attemptsBeside(fast.attempts.Mean, slow.attempts.Mean))
+}
+
+// attemptsBeside compares a's attempts with b's in words: a factor when
+// one is at least twice the other, else a percentage, so that a
+// difference of a few per cent never reads "1.0× fewer".
+func attemptsBeside(a, b float64) string {
+	switch {
+	case a == b || math.Abs(a-b) < 0.005*math.Max(a, b):
+		return "with as many attempts"
+	case a < b && b >= 2*a:
+		return "with " + fmtRatio(b/a) + " fewer attempts"
+	case a < b:
+		return "with " + fmtPercent(1-a/b) + " fewer attempts"
+	case a >= 2*b:
+		return "at " + fmtRatio(a/b) + " the attempts"
+	}
+	return "with " + fmtPercent(a/b-1) + " more attempts"
 }

@@ -48,25 +48,71 @@ func Write(dir string, run Run, opt Options) ([]string, error) {
 // Run.Label (or Run.Name). Labels must be unique. It returns the paths
 // written.
 func Overlay(dir string, runs []Run, opt Options) ([]string, error) {
-	opt = opt.withDefaults()
-	if err := checkOverlay(dir, runs); err != nil {
+	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	ds := flatten(runs)
+	charts, err := Charts(runs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return SaveAll(dir, charts, opt)
+}
+
+// SaveAll saves each chart into dir (Chart.Save) and returns the paths
+// written, up to the first failure.
+func SaveAll(dir string, charts []*Chart, opt Options) ([]string, error) {
 	var written []string
-	for _, name := range chartNames(runs) {
-		paths, err := chartBuilders[name](runs, ds, opt).save(dir, name, opt)
+	for _, c := range charts {
+		paths, err := c.Save(dir, opt)
 		written = append(written, paths...)
 		if err != nil {
-			return written, fmt.Errorf("plots: %s: %w", name, err)
+			return written, fmt.Errorf("plots: %s: %w", c.Name, err)
 		}
 	}
 	return written, nil
 }
 
-// checkOverlay refuses runs that cannot be drawn together (none, an
-// invalid one, two with one label) and a dir that is not a directory.
-func checkOverlay(dir string, runs []Run) error {
+// Charts draws, in memory, the charts Overlay writes (Write for one run),
+// in the order of the constants above.
+func Charts(runs []Run, opt Options) ([]*Chart, error) {
+	opt = opt.withDefaults()
+	if err := checkOverlay(runs); err != nil {
+		return nil, err
+	}
+	ds := flatten(runs)
+	focusRuns, focusDs := focus(runs, ds, opt.Focus)
+	var charts []*Chart
+	for _, name := range chartNames(runs) {
+		f := chartBuilders[name](runs, ds, opt)
+		if len(opt.Focus) > 0 {
+			f.title = chartTitles[name](focusRuns, focusDs)
+		}
+		charts = append(charts, newChart(name, f))
+	}
+	return charts, nil
+}
+
+// focus is the runs labelled in labels and their lines: what the titles
+// speak of when Options.Focus is set.
+func focus(runs []Run, ds []drawn, labels []string) ([]Run, []drawn) {
+	var fr []Run
+	var fd []drawn
+	for i := range runs {
+		if slices.Contains(labels, runs[i].label()) {
+			fr = append(fr, runs[i])
+		}
+	}
+	for _, d := range ds {
+		if slices.Contains(labels, d.run.label()) {
+			fd = append(fd, d)
+		}
+	}
+	return fr, fd
+}
+
+// checkOverlay refuses runs that cannot be drawn together: none, an
+// invalid one, two with one label.
+func checkOverlay(runs []Run) error {
 	if len(runs) == 0 {
 		return errors.New("plots: no runs to chart")
 	}
@@ -81,6 +127,11 @@ func checkOverlay(dir string, runs []Run) error {
 		}
 		seen[l] = true
 	}
+	return nil
+}
+
+// checkDir refuses a dir that is not a directory.
+func checkDir(dir string) error {
 	if st, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("plots: %w", err)
 	} else if !st.IsDir() {
@@ -100,6 +151,28 @@ var chartBuilders = map[string]func(runs []Run, ds []drawn, opt Options) *figure
 	DatabaseChart:    databaseChart,
 	GoodputChart:     goodputChart,
 	QueueChart:       queueChart,
+}
+
+// chartTitles compute each chart's title from the runs and lines it
+// speaks of, for Options.Focus.
+var chartTitles = map[string]func(runs []Run, ds []drawn) string{
+	AttemptsChart:  attemptsTitle,
+	ConnectedChart: func(_ []Run, ds []drawn) string { return connectedTitle(ds) },
+	WorkVsTimeChart: func(_ []Run, ds []drawn) string {
+		return workTitle(convergedWork(ds))
+	},
+	ReclaimChart: func(runs []Run, _ []drawn) string { return reclaimTitle(withReclaims(runs)) },
+	StaleRoutesChart: func(_ []Run, ds []drawn) string {
+		return staleTitle(withSeries(ds, staleRoutes))
+	},
+	DatabaseChart: func(_ []Run, ds []drawn) string { return databaseTitle(withSeries(ds, dbRows)) },
+	GoodputChart:  func(_ []Run, ds []drawn) string { return goodputTitle(withSeries(ds, goodput)) },
+	QueueChart:    func(_ []Run, ds []drawn) string { return queueTitle(withSeries(ds, queued)) },
+}
+
+// withSeries are the lines that have the series pick picks.
+func withSeries(ds []drawn, pick func(*PolicySeries) []float64) []drawn {
+	return slices.DeleteFunc(slices.Clone(ds), func(d drawn) bool { return len(pick(d.p)) == 0 })
 }
 
 // Names lists the chart base names Write would produce for run: the three

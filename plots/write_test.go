@@ -243,9 +243,15 @@ func TestOverlayKeepsPolicyColoursAndDashesRuns(t *testing.T) {
 	}
 	checkSVG(t, filepath.Join(dir, AttemptsChart+".svg"), seriesColor(0), seriesColor(1))
 	data, _ := os.ReadFile(filepath.Join(dir, AttemptsChart+".svg"))
-	for _, want := range []string{"baseline · full", "candidate · full", "baseline: config seed-backoff-model, seed 1; candidate: config"} {
+	for _, want := range []string{"baseline · full", "candidate · full", "config seed-backoff-model, seed 1"} {
 		if !bytes.Contains(data, []byte(want)) {
 			t.Errorf("attempts.svg lacks %q", want)
+		}
+	}
+	// Both runs have one config and seed, and one capacity: each is said once.
+	for _, once := range []string{"config seed-backoff-model, seed 1", "admission capacity"} {
+		if n := bytes.Count(data, []byte(once)); n != 1 {
+			t.Errorf("attempts.svg says %q %d times, want once", once, n)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 // A policy is built from its spec, which New validates and fills with the
@@ -19,7 +20,7 @@ func ExampleNew() {
 	var prev time.Duration
 	var waits []time.Duration
 	for attempt := 1; attempt <= 7; attempt++ {
-		wait, raw, _ := b.Next(attempt, prev, 0, policies.Draw(1, 0, uint64(attempt), policies.StreamBackoff))
+		wait, raw, _ := b.Next(attempt, prev, 0, rng.Draw(1, 0, uint64(attempt), rng.StreamBackoff))
 		prev = raw
 		waits = append(waits, wait)
 	}

@@ -1,15 +1,23 @@
+// Package policies holds the client reconnect backoff policies shared by
+// the simulator and the real storm client: each policy's delay formula,
+// the client-side rules every policy shares (max_attempts, Retry-After, a
+// floor after a rejection, the handshake timeout) and the wait before a
+// first attempt. Their random bits come from package rng, so the
+// simulator and the real client sleep exactly the same delays.
 package policies
 
 import (
 	"fmt"
 	"time"
+
+	"stormsim/policies/rng"
 )
 
 // Policy computes how long a rejected client waits before its next attempt.
 //
 // n is the number of earlier failures in this round (0 for the first
 // rejection), prev is the policy's own previous delay (0 before the first)
-// and u is 64 random bits from Draw. Implementations use integer arithmetic
+// and u is 64 random bits from rng.Draw. Implementations use integer arithmetic
 // only, so a delay is the same on every machine.
 type Policy interface {
 	Delay(n int, prev time.Duration, u uint64) time.Duration
@@ -132,7 +140,7 @@ type FullJitter struct{ Ceilings }
 
 // Delay implements Policy.
 func (p FullJitter) Delay(n int, _ time.Duration, u uint64) time.Duration {
-	return UniformDuration(u, p.At(n))
+	return rng.UniformDuration(u, p.At(n))
 }
 
 // MaxDelay implements Policy.
@@ -150,7 +158,7 @@ type EqualJitter struct{ Ceilings }
 // Delay implements Policy.
 func (p EqualJitter) Delay(n int, _ time.Duration, u uint64) time.Duration {
 	half := p.At(n) / 2
-	return half + UniformDuration(u, half)
+	return half + rng.UniformDuration(u, half)
 }
 
 // MaxDelay implements Policy.
@@ -175,7 +183,7 @@ func (p Decorrelated) Delay(_ int, prev time.Duration, u uint64) time.Duration {
 	if hi > 3*p.Cap { // keeps 3*prev from overflowing on long runs
 		hi = 3 * p.Cap
 	}
-	return min(p.Cap, p.Base+UniformDuration(u, hi-p.Base))
+	return min(p.Cap, p.Base+rng.UniformDuration(u, hi-p.Base))
 }
 
 // MaxDelay implements Policy.
@@ -202,7 +210,7 @@ type GRPC struct {
 func (p GRPC) Delay(n int, _ time.Duration, u uint64) time.Duration {
 	c := p.At(n)
 	spread := mulFixed(c, p.Jitter, c)
-	return c - spread + UniformDuration(u, 2*spread)
+	return c - spread + rng.UniformDuration(u, 2*spread)
 }
 
 // MaxDelay implements Policy.
@@ -228,8 +236,8 @@ type SocketIO struct {
 // Delay implements Policy.
 func (p SocketIO) Delay(n int, _ time.Duration, u uint64) time.Duration {
 	ms := p.At(n)
-	dev := UniformDuration(u, mulFixed(ms, p.Jitter, ms))
-	if UniformDuration(u, 10)&1 == 1 {
+	dev := rng.UniformDuration(u, mulFixed(ms, p.Jitter, ms))
+	if rng.UniformDuration(u, 10)&1 == 1 {
 		ms += dev
 	} else {
 		ms -= dev
@@ -260,7 +268,7 @@ type Cenkalti struct {
 func (p Cenkalti) Delay(n int, _ time.Duration, u uint64) time.Duration {
 	c := p.At(n)
 	delta := mulFixed(c, p.Jitter, c)
-	return c - delta + UniformDuration(u, 2*delta+1)
+	return c - delta + rng.UniformDuration(u, 2*delta+1)
 }
 
 // MaxDelay implements Policy.

@@ -1,8 +1,10 @@
 package policies
 
 import (
-	"fmt"
 	"time"
+
+	"stormsim/internal/param"
+	"stormsim/policies/rng"
 )
 
 // Spec is a policy as configured: its kind (Name), parameters and the
@@ -88,18 +90,6 @@ func LookupKind(name KindName) (KindInfo, bool) {
 	return KindInfo{}, false
 }
 
-// ParamError says which key of a policy is wrong and why; the config package
-// adds the file and line.
-type ParamError struct {
-	Key     string // e.g. "cap"
-	Problem string // e.g. "must be >= base"
-	Got     any
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("%s: %s (got %v)", e.Key, e.Problem, e.Got)
-}
-
 // WithDefaults returns s with every zero parameter replaced by its kind's
 // default. Unknown kinds are returned unchanged.
 func (s Spec) WithDefaults() Spec {
@@ -139,41 +129,41 @@ func New(s Spec) (*Backoff, error) {
 	s = s.WithDefaults()
 	kind, ok := LookupKind(s.Kind)
 	if !ok {
-		return nil, &ParamError{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Kind}
+		return nil, &param.Error{Key: "name", Problem: "unknown policy (see `stormsim policies`)", Got: s.Kind}
 	}
 	if s.MaxAttempts < 0 {
-		return nil, &ParamError{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}
+		return nil, &param.Error{Key: "max_attempts", Problem: "must be >= 0", Got: s.MaxAttempts}
 	}
 	if s.MinDelayAfterReject < 0 {
-		return nil, &ParamError{Key: "min_delay_after_reject", Problem: "must be >= 0", Got: s.MinDelayAfterReject}
+		return nil, &param.Error{Key: "min_delay_after_reject", Problem: "must be >= 0", Got: s.MinDelayAfterReject}
 	}
 	if s.Timeout < 0 {
-		return nil, &ParamError{Key: "timeout", Problem: "must be >= 0 (0: no handshake timeout)", Got: s.Timeout}
+		return nil, &param.Error{Key: "timeout", Problem: "must be >= 0 (0: no handshake timeout)", Got: s.Timeout}
 	}
 	var p Policy
 	switch kind.Name {
 	case KindNone:
 		if s.MinGap <= 0 {
-			return nil, &ParamError{Key: "min_gap", Problem: "must be > 0 for policy none, or retries would loop within one instant", Got: s.MinGap}
+			return nil, &param.Error{Key: "min_gap", Problem: "must be > 0 for policy none, or retries would loop within one instant", Got: s.MinGap}
 		}
 		return &Backoff{Spec: s, Policy: None{MinGap: s.MinGap}}, nil
 	case KindFixed:
 		if s.Base <= 0 {
-			return nil, &ParamError{Key: "base", Problem: "must be > 0", Got: s.Base}
+			return nil, &param.Error{Key: "base", Problem: "must be > 0", Got: s.Base}
 		}
 		return &Backoff{Spec: s, Policy: Constant{Base: s.Base}}, nil
 	}
 	if s.Base <= 0 {
-		return nil, &ParamError{Key: "base", Problem: "must be > 0", Got: s.Base}
+		return nil, &param.Error{Key: "base", Problem: "must be > 0", Got: s.Base}
 	}
 	if s.Cap < s.Base {
-		return nil, &ParamError{Key: "cap", Problem: "must be >= base (" + s.Base.String() + ")", Got: s.Cap}
+		return nil, &param.Error{Key: "cap", Problem: "must be >= base (" + s.Base.String() + ")", Got: s.Cap}
 	}
 	if kind.Name != KindDecorrelated && (s.Multiplier < 1 || s.Multiplier > 1000) {
-		return nil, &ParamError{Key: "multiplier", Problem: "must be in [1, 1000]", Got: s.Multiplier}
+		return nil, &param.Error{Key: "multiplier", Problem: "must be in [1, 1000]", Got: s.Multiplier}
 	}
 	if s.Jitter < 0 || s.Jitter > 1 {
-		return nil, &ParamError{Key: "jitter", Problem: "must be in [0, 1]", Got: s.Jitter}
+		return nil, &param.Error{Key: "jitter", Problem: "must be in [0, 1]", Got: s.Jitter}
 	}
 	m, j := FixedFrom(s.Multiplier), FixedFrom(s.Jitter)
 	switch kind.Name {
@@ -199,7 +189,7 @@ func New(s Spec) (*Backoff, error) {
 // Next returns how long a client waits after failed attempt number attempts
 // (1-based, so attempts-1 earlier failures), given the policy's previous raw
 // delay prev, the server's Retry-After (0 if none) and random bits u
-// (Draw(seed, client, attempts, StreamBackoff)). raw is the policy's own
+// (rng.Draw(seed, client, attempts, rng.StreamBackoff)). raw is the policy's own
 // delay, to pass back as prev; giveUp is true once max_attempts is used up.
 func (b *Backoff) Next(attempts int, prev, retryAfter time.Duration, u uint64) (wait, raw time.Duration, giveUp bool) {
 	if b.Spec.MaxAttempts > 0 && attempts >= b.Spec.MaxAttempts {
@@ -224,7 +214,7 @@ func (b *Backoff) MaxWait(retryAfter time.Duration) time.Duration {
 }
 
 // InitialWait is the wait before a client's first attempt: uniform on
-// [0, jitter), drawn from StreamInitial.
+// [0, jitter), drawn from rng.StreamInitial.
 func InitialWait(seed, client uint64, jitter time.Duration) time.Duration {
-	return UniformDuration(Draw(seed, client, 0, StreamInitial), jitter)
+	return rng.UniformDuration(rng.Draw(seed, client, 0, rng.StreamInitial), jitter)
 }

@@ -1,24 +1,17 @@
 package results
 
 import (
-	"fmt"
-	"io"
 	"slices"
-	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
 
 	"stormsim/internal/human"
-	"stormsim/internal/safetext"
-
 	"stormsim/sim"
 )
 
-// writeModelsTable adds, when any failure or load model is on, a second
-// block with what those models measured: reclaim time and stale routes
-// (lease), drain time, database peak, and attempts that met a dead or
-// draining gateway.
-func (d *Document) writeModelsTable(w io.Writer) error {
+// modelsTable is, when any failure or load model is on, a block with
+// what those models measured: reclaim time and stale routes (lease),
+// drain time, database peak, and attempts that met a dead or draining
+// gateway.
+func (d *Document) modelsTable() (Table, bool) {
 	var cols []modelColumn
 	for _, g := range modelColumnGroups {
 		if slices.ContainsFunc(d.Results, func(r sim.Result) bool { return g.shown(&r) }) {
@@ -26,28 +19,21 @@ func (d *Document) writeModelsTable(w io.Writer) error {
 		}
 	}
 	if len(cols) == 0 {
-		return nil
+		return Table{}, false
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
-	policyWidth := len("policy")
-	for _, r := range d.Results {
-		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(r.Policy)))
-	}
-	titles := []string{fmt.Sprintf("%-*s", policyWidth, "policy")}
+	t := Table{Title: "failure and load models", Header: []string{"policy"}}
 	for _, c := range cols {
-		titles = append(titles, c.title)
+		t.Header = append(t.Header, c.title)
 	}
-	fmt.Fprintln(tw, strings.Join(titles, "\t  ")+"\t")
 	for i := range d.Results {
 		r := &d.Results[i]
-		cells := []string{fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(r.Policy))}
+		cells := []string{r.Policy}
 		for _, c := range cols {
 			cells = append(cells, c.cell(r))
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
+		t.Rows = append(t.Rows, cells)
 	}
-	return tw.Flush()
+	return t, true
 }
 
 // modelColumn is a column of the models table: its title and a result's

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -11,32 +12,56 @@ import (
 	"stormsim/internal/safetext"
 )
 
-// WriteTable writes a summary of d: a title line, then one row per policy
-// with its counts, the peak attempts in one metrics window, the time of the
-// last connect and the connect-time median and 99th percentile. Numbers
-// are right-aligned so rows compare at a glance.
+// Table is one block of a result's summary, as the terminal and the
+// report show it: a title ("" for none), a header and rows of cells, the
+// first column a label (a policy) and the others figures.
+type Table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+}
+
+// Tables are d's summary blocks: one row per policy with its counts, the
+// peak attempts in one metrics window, the time of the last connect and
+// the connect-time median and 99th percentile (and how a storm with an
+// outcome ended); what the failure and load models measured, when one is
+// on; and, over replications, the means with their confidence intervals.
+func (d *Document) Tables() []Table {
+	out := []Table{d.resultsTable()}
+	if t, ok := d.modelsTable(); ok {
+		out = append(out, t)
+	}
+	if t, ok := d.replicationsTable(); ok {
+		out = append(out, t)
+	}
+	return out
+}
+
+// WriteTable writes a summary of d: a title line, then the results table
+// and the models table (see Tables). Numbers are right-aligned so rows
+// compare at a glance.
 func (d *Document) WriteTable(w io.Writer) error {
 	if _, err := fmt.Fprintf(w, "%s (seed %d, config %s)\n", DisplayName(d.Name), d.Seed, shortHash(d.ConfigHash)); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
-	policyWidth := len("policy")
-	for _, r := range d.Results {
-		policyWidth = max(policyWidth, utf8.RuneCountInString(safetext.Terminal(r.Policy)))
+	if err := writeAligned(w, d.resultsTable()); err != nil {
+		return err
 	}
-	row := func(cells ...string) {
-		// AlignRight right-aligns every column: padding the policy names
-		// to one width keeps the first column left-aligned, and the gap
-		// between columns is part of each later cell.
-		cells[0] = fmt.Sprintf("%-*s", policyWidth, safetext.Terminal(cells[0]))
-		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
+	if t, ok := d.modelsTable(); ok {
+		fmt.Fprintln(w)
+		return writeAligned(w, t)
 	}
+	return nil
+}
+
+// resultsTable is the main block: a row per policy.
+func (d *Document) resultsTable() Table {
 	header := []string{"policy", "attempts", "accepted", "rejected", "abandoned", "peak/" + d.windowLabel(), "last connect", "connect p50", "connect p99"}
 	outcomes := d.hasOutcomes()
 	if outcomes {
 		header = append(header, "outcome", "connected", "timed out", "wasted", "shed", "skipped")
 	}
-	row(header...)
+	t := Table{Header: header}
 	for _, r := range d.Results {
 		last := "-" // did not converge
 		if ms, ok := r.Convergence(); ok {
@@ -54,12 +79,28 @@ func (d *Document) WriteTable(w io.Writer) error {
 		} else if outcomes {
 			cells = append(cells, "-", "-", "-", "-", "-", "-")
 		}
-		row(cells...)
+		t.Rows = append(t.Rows, cells)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return t
+}
+
+// writeAligned prints t's header and rows with its figures right-aligned
+// and its first column (terminal-safe) left-aligned.
+func writeAligned(w io.Writer, t Table) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
+	width := 0
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		width = max(width, utf8.RuneCountInString(safetext.Terminal(row[0])))
 	}
-	return d.writeModelsTable(w)
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		// AlignRight right-aligns every column: padding the first column
+		// to one width keeps it left-aligned, and the gap between columns
+		// is part of each later cell.
+		cells := slices.Clone(row)
+		cells[0] = fmt.Sprintf("%-*s", width, safetext.Terminal(cells[0]))
+		fmt.Fprintln(tw, strings.Join(cells, "\t  ")+"\t")
+	}
+	return tw.Flush()
 }
 
 // hasOutcomes reports whether any result says how its storm ended (a

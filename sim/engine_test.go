@@ -10,6 +10,7 @@ import (
 	"stormsim/internal/finitejson"
 	"stormsim/models"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 // randomScenario draws a small scenario exercising every policy kind, both
@@ -172,7 +173,7 @@ func TestEngineMatchesReference(t *testing.T) {
 				if ok {
 					v++
 				}
-				*h = policies.SplitMix64(*h ^ v)
+				*h = rng.SplitMix64(*h ^ v)
 			}
 		}
 		st := newStorm(s, b, s.Seed)

@@ -1,5 +1,7 @@
 package sim
 
+import "time"
+
 // Result is what one storm did under one policy. Times are in milliseconds
 // since t = 0 (the failure), as float64 with nanosecond precision.
 type Result struct {
@@ -182,4 +184,48 @@ type GatewayResult struct {
 	Rejected             int64  `json:"rejected"`
 	PeakAcceptsPerWindow int64  `json:"peak_accepts_per_window"`
 	Series               Series `json:"series"`
+}
+
+// result assembles the run's metrics, the core ones and those of every
+// model that is on.
+func (st *storm) result() Result {
+	s := st.s
+	for g := range st.end.lines {
+		st.sampleLine(&st.end.lines[g], g, st.horizon+1)
+	}
+	res := st.rec.result(st.underTest.Spec.Label, s.Clients)
+	if st.rec.tracked || st.end.cut {
+		res.OutcomeResult = st.outcome()
+		if !res.Converged {
+			res.ConvergenceMs = nil
+		}
+	}
+	if s.Detection != nil {
+		first, last := st.noticeRange()
+		res.Detection = &DetectionResult{FirstNoticeMs: ms(first), LastNoticeMs: ms(last)}
+	}
+	if s.Lease != nil && !st.draining {
+		res.Reclaim = st.reclaim()
+	}
+	if s.Database != nil {
+		res.Database = st.database(res.Series)
+	}
+	if st.draining {
+		res.Drain = st.drainResult(res)
+	}
+	if s.ThenDrain != nil {
+		res.Drain = thenDrain(s, st.underTest, st.seed)
+	}
+	return res
+}
+
+// noticeRange is the earliest and latest time a client noticed the failure.
+func (st *storm) noticeRange() (first, last time.Duration) {
+	first = st.noticeAt(0)
+	last = first
+	for c := 1; c < st.s.Clients; c++ {
+		t := st.noticeAt(uint32(c))
+		first, last = min(first, t), max(last, t)
+	}
+	return first, last
 }

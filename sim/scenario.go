@@ -1,6 +1,6 @@
 // Package sim is the deterministic discrete-event storm engine. It is pure:
 // no I/O, no wall clock, no global state; every random number comes from
-// policies.Draw keyed by the scenario's seed.
+// rng.Draw keyed by the scenario's seed.
 package sim
 
 import (
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"stormsim/internal/param"
 	"stormsim/models"
 	"stormsim/policies"
 )
@@ -179,7 +180,7 @@ func (s *Scenario) Resolve() error {
 }
 
 func prefixed(prefix string, err error) error {
-	var pe *policies.ParamError
+	var pe *param.Error
 	if errors.As(err, &pe) {
 		return &FieldError{Path: prefix + "." + pe.Key, Problem: pe.Problem, Got: pe.Got}
 	}

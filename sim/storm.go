@@ -5,6 +5,7 @@ import (
 
 	"stormsim/models"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 // outcome is what a handshake got.
@@ -42,7 +43,7 @@ type storm struct {
 	queues     []*models.HandshakeQueue // per gateway (index as in decide); nil without a capacity
 	draining   bool                     // the failure is a planned drain
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
-	backoffKey uint64                   // policies.StreamKey(seed, StreamBackoff)
+	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
 
 	horizon  time.Duration   // nothing happens at or after it
@@ -72,7 +73,7 @@ type ending struct {
 
 func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	st := &storm{s: s, b: b, underTest: b, seed: seed, adm: s.Admission.New(), retryAfter: s.Admission.RetryAfter,
-		backoffKey: policies.StreamKey(seed, policies.StreamBackoff), horizon: s.EffectiveHorizon()}
+		backoffKey: rng.StreamKey(seed, rng.StreamBackoff), horizon: s.EffectiveHorizon()}
 	if s.Failure != nil && s.Failure.Kind == models.FailureDrain {
 		st.draining = true
 		if s.DrainPolicy != nil {
@@ -226,7 +227,7 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	}
 	// The draws every outcome but a connection needs are made before the
 	// decision, whose loads they overlap.
-	backoffBits := policies.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
+	backoffBits := rng.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
 	var serverBits uint64
 	if independent && st.work {
 		serverBits = st.draws.ServerBits(uint64(c), uint64(a))
@@ -550,5 +551,5 @@ func (p *pool) pick(t time.Duration, c, a uint32) int {
 		}
 		return best
 	}
-	return lo + int(policies.UniformDuration(policies.Draw(p.seed, uint64(c), uint64(a), policies.StreamBalancer), time.Duration(n)))
+	return lo + int(rng.UniformDuration(rng.Draw(p.seed, uint64(c), uint64(a), rng.StreamBalancer), time.Duration(n)))
 }

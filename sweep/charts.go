@@ -82,10 +82,11 @@ type chartValues struct {
 	index     map[seriesKey]int
 	v, lo, hi [][]float64
 	notes     map[string][]string // per policy, each point's outcomeNote (heat maps)
+	limits    pointLimits
 }
 
 func newChartValues(m Manifest) *chartValues {
-	cv := &chartValues{index: map[seriesKey]int{}, notes: map[string][]string{}}
+	cv := &chartValues{index: map[seriesKey]int{}, notes: map[string][]string{}, limits: newPointLimits(m)}
 	if len(m.Axes) == 2 {
 		for _, label := range m.Policies {
 			cv.notes[label] = []string{}
@@ -112,6 +113,7 @@ func (cv *chartValues) add(r *Record, sums []results.Summary) {
 	for label, notes := range cv.notes {
 		cv.notes[label] = append(notes, outcomeNote(sums, r.Replications, label))
 	}
+	cv.limits.add(sums)
 }
 
 func (cv *chartValues) series(label, field, stat string) (v, lo, hi []float64) {
@@ -119,18 +121,27 @@ func (cv *chartValues) series(label, field, stat string) (v, lo, hi []float64) {
 	return cv.v[i], cv.lo[i], cv.hi[i]
 }
 
-// writeCharts draws the sweep's charts from the collected values.
+// writeCharts draws the sweep's charts from the collected values into dir.
 func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
+	charts, err := cv.charts(m, plots.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return plots.SaveAll(dir, charts, plots.Options{})
+}
+
+// charts draws the sweep's charts from the collected values, in memory.
+func (cv *chartValues) charts(m Manifest, opt plots.Options) ([]*plots.Chart, error) {
 	axes := make([]plots.SweepAxis, len(m.Axes))
 	for i, ax := range m.Axes {
 		axes[i] = plots.SweepAxis{Name: ax.Path, Unit: ax.Unit, Values: ax.X, Labels: ax.Labels, Log: ax.Log}
 	}
 	caption := fmt.Sprintf("%s, seed %d, %d replication%s per point", m.Name, m.Seed, m.Replications, plural(m.Replications))
-	var written []string
+	var out []*plots.Chart
 	for _, c := range chartJobs(m) {
 		metric := plots.SweepMetric{Name: c.name, Unit: results.TimeUnit(c.ref.Field)}
 		s := plots.Sweep{File: c.file, Caption: caption, Metric: metric}
-		var paths []string
+		var chart *plots.Chart
 		var err error
 		switch len(axes) {
 		case 1:
@@ -146,22 +157,32 @@ func writeCharts(dir string, m Manifest, cv *chartValues) ([]string, error) {
 				}
 				lines = append(lines, line)
 			}
-			paths, err = s.WriteLines(dir, axes[0], lines, plots.Options{})
+			s.Limits = cv.limits.chart(c, func(fails [][]bool) [][]bool { return fails })
+			chart, err = s.Lines(axes[0], lines, opt)
 		case 2:
 			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
 			nx, ny := len(axes[0].Values), len(axes[1].Values)
 			s.Notes = grid2(cv.notes[c.labels[0]], nx, ny)
-			paths, err = s.WriteHeatMap(dir, axes[0], axes[1], grid2(v, nx, ny), plots.Options{})
+			s.Limits = cv.limits.chart(c, func(fails [][]bool) [][]bool { return grid2(fails[0], nx, ny) })
+			chart, err = s.HeatMap(axes[0], axes[1], grid2(v, nx, ny), opt)
 		default:
 			v, _, _ := cv.series(c.labels[0], c.ref.Field, c.stat)
-			paths, err = s.WriteSmallMultiples(dir, axes[0], axes[1], axes[2], grid3(v, len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)), plots.Options{})
+			nx, ny, np := len(axes[0].Values), len(axes[1].Values), len(axes[2].Values)
+			s.Limits = cv.limits.chart(c, func(fails [][]bool) [][]bool {
+				var rows [][]bool
+				for _, panel := range grid3(fails[0], nx, ny, np) {
+					rows = append(rows, panel...)
+				}
+				return rows
+			})
+			chart, err = s.SmallMultiples(axes[0], axes[1], axes[2], grid3(v, nx, ny, np), opt)
 		}
-		written = append(written, paths...)
 		if err != nil {
-			return written, err
+			return out, err
 		}
+		out = append(out, chart)
 	}
-	return written, nil
+	return out, nil
 }
 
 // outcomeNote marks a point by the storms that did not end: "metastable"
@@ -226,12 +247,12 @@ func grid2[T any](v []T, nx, ny int) [][]T {
 
 // grid3 arranges values in grid order as grid[panel][y][x] with the first
 // axis on x, the second on y and the third across panels.
-func grid3(v []float64, nx, ny, np int) [][][]float64 {
-	g := make([][][]float64, np)
+func grid3[T any](v []T, nx, ny, np int) [][][]T {
+	g := make([][][]T, np)
 	for p := range g {
-		g[p] = make([][]float64, ny)
+		g[p] = make([][]T, ny)
 		for y := range g[p] {
-			g[p][y] = make([]float64, nx)
+			g[p][y] = make([]T, nx)
 			for x := range nx {
 				g[p][y][x] = v[(x*ny+y)*np+p]
 			}

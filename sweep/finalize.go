@@ -31,7 +31,7 @@ func finalize(ctx context.Context, dir string, charts bool) ([]string, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, PointsFile)
-	sc, err := scanPoints(ctx, m, path)
+	sc, err := scanPoints(ctx, m, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +58,9 @@ type pointScan struct {
 }
 
 // scanPoints reads sweep.ndjson at path once, a line at a time, and
-// checks that it holds every point of the sweep m, in order.
-func scanPoints(ctx context.Context, m Manifest, path string) (pointScan, error) {
+// checks that it holds every point of the sweep m, in order; each, when
+// set, sees every point's record and summaries.
+func scanPoints(ctx context.Context, m Manifest, path string, each func(r *Record, sums []results.Summary)) (pointScan, error) {
 	sc := pointScan{charts: newChartValues(m)}
 	seen := map[string]bool{}
 	count := 0
@@ -89,7 +90,11 @@ func scanPoints(ctx context.Context, m Manifest, path string) (pointScan, error)
 				}
 			}
 		}
-		sc.charts.add(&r, r.Summaries())
+		sums := r.Summaries()
+		sc.charts.add(&r, sums)
+		if each != nil {
+			each(&r, sums)
+		}
 		return nil
 	})
 	if err != nil {

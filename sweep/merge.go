@@ -15,8 +15,9 @@ import (
 // sweep.json, every point's line in grid order (copied byte for byte),
 // sweep.csv and the charts. Shards must come from one sweep and together
 // hold every point once; anything else is an *InputError. The shards'
-// lines are merged as streams, a line of each at a time.
-func Merge(out string, dirs []string, charts bool) ([]string, error) {
+// lines are merged as streams, a line of each at a time. derived are as
+// Options.Derived: removed from out first.
+func Merge(out string, dirs []string, charts bool, derived ...string) ([]string, error) {
 	if len(dirs) == 0 {
 		return nil, &InputError{"merge: name at least one shard directory"}
 	}
@@ -37,7 +38,7 @@ func Merge(out string, dirs []string, charts bool) ([]string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, &InputError{fmt.Sprintf("merge: -o %s: %v", out, err)}
 	}
-	if err := removeOutputs(out); err != nil {
+	if err := removeOutputs(out, derived); err != nil {
 		return nil, err
 	}
 	mg := &merger{m: m, dirs: dirs}

@@ -3,14 +3,16 @@ package sweep
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"stormsim/budget"
+	"stormsim/check"
 	"stormsim/config"
-	"stormsim/internal/budget"
 	"stormsim/internal/human"
 	"stormsim/policies"
 	"stormsim/results"
@@ -31,6 +33,13 @@ type Plan struct {
 	Labels       []string            // policy labels over all points, in order of appearance
 	Size         int                 // grid points
 	Hash         string              // identifies the sweep: "sha256:..."
+	// Checks are the base scenario's checks: every point is held to them
+	// (check's language), and the charts of their metrics mark the points
+	// that fail one.
+	Checks []check.Check
+	// BaseEcho is the base scenario resolved and echoed (config.Echo), what
+	// every point starts from.
+	BaseEcho json.RawMessage
 
 	base    *config.Document
 	file    *config.SweepFile
@@ -119,8 +128,18 @@ func open(f *config.SweepFile, replications int) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if _, err := p.base.Scenario(); err != nil {
+	base, err := p.base.ScenarioFile()
+	if err != nil {
 		return nil, err // the base alone is wrong: say so without a point
+	}
+	p.BaseEcho = base.Echo()
+	for i, text := range base.Checks {
+		c, err := check.Parse(text)
+		if err != nil {
+			key := fmt.Sprintf("checks[%d]", i)
+			return nil, &config.Error{Where: p.base.Where(key), Path: key, Problem: err.Error()}
+		}
+		p.Checks = append(p.Checks, c)
 	}
 	for _, m := range f.Metrics {
 		ref, err := results.ParseMetricRef(m.Value)
@@ -213,6 +232,17 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 		}
 		if err != nil {
 			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
+		}
+	}
+	for i, c := range p.Checks {
+		if err := cat.Check(c.Metric); err != nil {
+			key := fmt.Sprintf("checks[%d]", i)
+			return &config.Error{Where: p.base.Where(key), Path: key, Problem: err.Error()}
+		}
+		if !slices.ContainsFunc(p.Metrics, func(m results.MetricRef) bool { return m.Field == c.Metric.Field }) {
+			key := fmt.Sprintf("checks[%d]", i)
+			return &config.Error{Where: p.base.Where(key), Path: key, Problem: fmt.Sprintf(
+				"%s: a sweep keeps only its metrics, so it can hold its points to a check on one of them only: add %s to metrics:", c.Metric.Field, c.Metric.Field)}
 		}
 	}
 	return nil

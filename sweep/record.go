@@ -240,6 +240,12 @@ type Manifest struct {
 	Policies      []string       `json:"policies"`
 	Axes          []ManifestAxis `json:"axes"`
 	Metrics       []string       `json:"metrics"`
+	// Checks are the base scenario's checks as written: every point is
+	// held to them.
+	Checks []string `json:"checks,omitempty"`
+	// Base is the base scenario, resolved and echoed: what every point
+	// starts from (each sets the axes' keys).
+	Base json.RawMessage `json:"base,omitempty"`
 }
 
 // ManifestAxis is an axis as the charts need it.
@@ -270,6 +276,10 @@ func (p *Plan) Manifest() Manifest {
 	for _, ref := range p.Metrics {
 		m.Metrics = append(m.Metrics, ref.String())
 	}
+	for _, c := range p.Checks {
+		m.Checks = append(m.Checks, c.Text)
+	}
+	m.Base = p.BaseEcho
 	return m
 }
 

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"stormsim/budget"
 	"stormsim/internal/atomicfile"
-	"stormsim/internal/budget"
 	"stormsim/results"
 	"stormsim/runner"
 	"stormsim/sim"
@@ -32,6 +32,10 @@ type Options struct {
 	NoCharts bool            // skip the charts (CSV and NDJSON are still written)
 	Progress *Progress       // nil: report nothing
 	Context  context.Context // cancelled: stop after the points already finished; nil: never
+	// Derived names files the command writes from a finished sweep (its
+	// report), removed from Dir with the CSV and charts of an earlier
+	// sweep before the points run, so that none describes another sweep.
+	Derived []string
 
 	afterLine func(written int) // tests: called after each line written
 }
@@ -124,7 +128,7 @@ func (p *Plan) openPoints(opt Options, shards int) (out *os.File, done int, err 
 		}
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
-	if err := removeOutputs(opt.Dir); err != nil {
+	if err := removeOutputs(opt.Dir, opt.Derived); err != nil {
 		return nil, 0, err
 	}
 	if err := atomicfile.Write(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
@@ -135,14 +139,15 @@ func (p *Plan) openPoints(opt Options, shards int) (out *os.File, done int, err 
 }
 
 // removeOutputs removes the CSV and the charts an earlier sweep wrote into
-// dir, as its sweep.json names them: Finalize writes them afresh, and a
-// chart of a metric no longer swept must not stay behind.
-func removeOutputs(dir string) error {
+// dir, as its sweep.json names them, and the derived files: Finalize
+// writes them afresh, and a chart of a metric no longer swept must not
+// stay behind.
+func removeOutputs(dir string, derived []string) error {
 	m, _, err := readManifest(dir)
 	if err != nil {
 		return nil // no earlier sweep here, or one this stormsim cannot read
 	}
-	names := []string{CSVFile}
+	names := append([]string{CSVFile}, derived...)
 	for _, c := range chartJobs(m) {
 		names = append(names, c.files()...)
 	}

@@ -3,8 +3,8 @@ package fit
 import (
 	"fmt"
 
+	"stormsim/internal/param"
 	"stormsim/models"
-	"stormsim/policies"
 	"stormsim/sim"
 )
 
@@ -24,7 +24,7 @@ func (m *Model) Validate() error {
 		v   interface{ Validate() error }
 	}{{"capacity", &m.Capacity}, {"network", &m.Network}, {"detection", &m.Detection}} {
 		if err := c.v.Validate(); err != nil {
-			if pe, ok := err.(*policies.ParamError); ok {
+			if pe, ok := err.(*param.Error); ok {
 				return fmt.Errorf("%s.%s: %s (got %v)", c.key, pe.Key, pe.Problem, pe.Got)
 			}
 			return fmt.Errorf("%s: %w", c.key, err)

@@ -1,19 +1,16 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"image/color"
 	"math"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"stormsim/calibrate/compare"
+	"stormsim/internal/human"
 	"stormsim/plots"
 )
 
@@ -24,45 +21,62 @@ const BandChartPrefix = "band"
 // Frame is what the charts draw around the series: the window, the
 // admission's bound per window and the analytic reclaim bound.
 type Frame struct {
-	WindowMs                 float64
-	AcceptBound              float64 // most admissions in one window; +Inf: unlimited
-	ReclaimLoMs, ReclaimHiMs float64
+	WindowMs    float64 `json:"window_ms"`
+	AcceptBound float64 `json:"accept_bound"` // most admissions in one window; +Inf (null): unlimited
+	ReclaimLoMs float64 `json:"reclaim_lo_ms"`
+	ReclaimHiMs float64 `json:"reclaim_hi_ms"`
 }
 
-// WriteCharts draws into dir: the plots package's overlay of the real runs
-// and each model (attempts per window, connected fraction, work against
-// time, reclaim time against the simulated distribution), and for attempts
-// and accepts per window (and goodput and wasted claims, with a horizon)
-// the real series over the first model's spread and 95% band, the other
-// models' means beside it. It returns the paths
-// written.
-func (rep *Report) WriteCharts(dir string, f Frame) ([]string, error) {
-	if len(rep.Simulations) == 0 {
-		return nil, nil
+// WriteCharts writes the charts (Charts) into dir as PNG and SVG and
+// returns the paths written.
+func (rep *Report) WriteCharts(dir string) ([]string, error) {
+	charts, err := rep.Charts(plots.Options{})
+	if err != nil || len(charts) == 0 {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	runs := []plots.Run{realPlotRun(rep, f)}
-	for i, sm := range rep.Simulations {
-		runs = append(runs, simPlotRun(rep, f, sm, i == 0))
+	return plots.SaveAll(dir, charts, plots.Options{})
+}
+
+// Charts draws, from what the report holds: the plots package's overlay
+// of the real runs and each model (attempts per window, connected
+// fraction, work against time, reclaim time against the simulated
+// distribution), its titles comparing the real runs with the model that
+// is checked; and for attempts and accepts per window (and goodput and
+// wasted claims, with a horizon) the real series over the first model's
+// spread and central 95 %, the other models' means beside it.
+func (rep *Report) Charts(opt plots.Options) ([]*plots.Chart, error) {
+	if len(rep.Simulations) == 0 {
+		return nil, nil
 	}
-	written, err := plots.Overlay(dir, runs, plots.Options{})
+	runs := []plots.Run{realPlotRun(rep)}
+	for i := range rep.Simulations {
+		if sameModelAs(rep, i) != "" {
+			continue // drawn once, under the name of the model it equals
+		}
+		runs = append(runs, simPlotRun(rep, i, i == 0))
+	}
+	if first := rep.Simulations[0]; first.Role.Checked() {
+		opt.Focus = []string{runs[0].Label, runs[1].Label}
+	}
+	charts, err := plots.Charts(runs, opt)
 	if err != nil {
-		return written, err
+		return nil, err
 	}
 	first := rep.Simulations[0]
 	for _, c := range first.Series {
 		if c.Pass == nil && !outcomeSeries[c.Series] {
 			continue
 		}
-		paths, err := bandChart(dir, rep, first, c)
-		written = append(written, paths...)
+		band, err := bandChart(rep, c).Chart(opt)
 		if err != nil {
-			return written, err
+			return charts, err
 		}
+		charts = append(charts, band)
 	}
-	return written, nil
+	return charts, nil
 }
 
 // outcomeSeries are the series of a storm with a horizon, drawn as bands
@@ -70,7 +84,8 @@ func (rep *Report) WriteCharts(dir string, f Frame) ([]string, error) {
 var outcomeSeries = map[string]bool{"goodput": true, "wasted": true}
 
 // realPlotRun is the real runs' mean series as a plots.Run.
-func realPlotRun(rep *Report, f Frame) plots.Run {
+func realPlotRun(rep *Report) plots.Run {
+	f := rep.Frame
 	ps := plots.PolicySeries{Policy: rep.Policy, Clients: rep.Clients, WindowMs: f.WindowMs}
 	var attempts, convergence, p99, reclaims []float64
 	for _, r := range rep.Real {
@@ -79,72 +94,94 @@ func realPlotRun(rep *Report, f Frame) plots.Run {
 		p99 = append(p99, r.Crash.ConnectMs.P99)
 		reclaims = append(reclaims, r.ReclaimMs)
 	}
-	for _, c := range rep.Simulations[0].Series {
-		switch c.Series {
-		case "attempts":
-			ps.AttemptsPerWindow = c.Real
-		case "accepts":
-			ps.AcceptsPerWindow = c.Real
-		case "goodput":
-			ps.GoodputPerWindow = c.Real
-		case "wasted":
-			ps.WastedPerWindow = c.Real
-		}
-	}
+	setSeries(&ps, rep.Simulations[0].Series, func(c compare.SeriesComparison) []float64 { return c.Real })
 	ps.ConvergenceMs, ps.ConnectP99Ms = stat.Mean(convergence, nil), stat.Mean(p99, nil)
 	if len(rep.Real) > 1 {
 		ps.Replicated = &plots.Replicated{Runs: len(rep.Real), Attempts: plots.MeanMinMax(attempts),
-			ConvergenceMs: plots.MeanMinMax(convergence), SpreadKind: "min–max"}
+			ConvergenceMs: plots.MeanMinMax(convergence), SpreadKind: "min to max of the real runs"}
 	}
 	return plots.Run{Name: rep.Name, Seed: rep.Seed, Label: realLabel(rep), Policies: []plots.PolicySeries{ps},
 		CapacityPerWindow: f.AcceptBound,
 		Reclaim:           &plots.Reclaim{TimesMs: reclaims, BoundMs: [2]float64{f.ReclaimLoMs, f.ReclaimHiMs}}}
 }
 
+// setSeries sets ps's per-window series from comparisons, each as pick
+// takes it (the real mean or a model's).
+func setSeries(ps *plots.PolicySeries, series []compare.SeriesComparison, pick func(compare.SeriesComparison) []float64) {
+	for _, c := range series {
+		switch c.Series {
+		case "attempts":
+			ps.AttemptsPerWindow = pick(c)
+		case "accepts":
+			ps.AcceptsPerWindow = pick(c)
+		case "goodput":
+			ps.GoodputPerWindow = pick(c)
+		case "wasted":
+			ps.WastedPerWindow = pick(c)
+		}
+	}
+}
+
+// realLabel names the real runs in the charts' legends.
 func realLabel(rep *Report) string {
 	if n := len(rep.Real); n > 1 {
 		return fmt.Sprintf("real (mean of %d runs)", n)
 	}
-	return "real"
+	return "real run"
+}
+
+// modelLabel names a model in the charts' legends, with the later roles
+// that are the same model.
+func modelLabel(rep *Report, i int) string {
+	label := string(rep.Simulations[i].Role)
+	for j := i + 1; j < len(rep.Simulations); j++ {
+		if sameModelAs(rep, j) == string(rep.Simulations[i].Role) {
+			label += " = " + string(rep.Simulations[j].Role)
+		}
+	}
+	return label + " model"
 }
 
 // simPlotRun is a simulation's mean series, with its replication spread
-// and, if withReclaim, the simulated reclaim times (the lease model does not
-// depend on the fitted sections, so one simulation's histogram stands for
-// all).
-func simPlotRun(rep *Report, f Frame, sm Simulation, withReclaim bool) plots.Run {
+// and, if withReclaim, the simulated reclaim times (the lease model does
+// not depend on the fitted sections, so one simulation's histogram stands
+// for all).
+func simPlotRun(rep *Report, i int, withReclaim bool) plots.Run {
+	sm := rep.Simulations[i]
+	f := rep.Frame
 	ps := plots.PolicySeries{Policy: rep.Policy, Clients: rep.Clients, WindowMs: f.WindowMs}
-	for _, c := range sm.Series {
-		switch c.Series {
-		case "attempts":
-			ps.AttemptsPerWindow = c.SimMean
-		case "accepts":
-			ps.AcceptsPerWindow = c.SimMean
-		case "goodput":
-			ps.GoodputPerWindow = c.SimMean
-		case "wasted":
-			ps.WastedPerWindow = c.SimMean
-		}
+	setSeries(&ps, sm.Series, func(c compare.SeriesComparison) []float64 { return c.SimMean })
+	fig := sm.PerReplication
+	convergence := finiteOnly(fig.ConvergenceMs)
+	ps.ConvergenceMs, ps.ConnectP99Ms = mean(convergence), mean(fig.ConnectP99Ms)
+	if len(fig.Attempts) > 0 && len(convergence) > 0 {
+		ps.Replicated = &plots.Replicated{Runs: len(fig.Attempts), Attempts: centralSpread(fig.Attempts),
+			ConvergenceMs: centralSpread(convergence), SpreadKind: "central 95% of the replications"}
 	}
-	var attempts, convergence, p99, reclaims []float64
-	for _, r := range sm.Results {
-		attempts = append(attempts, float64(r.Attempts))
-		c, _ := r.Convergence()
-		convergence = append(convergence, c)
-		p99 = append(p99, r.ConnectMs.P99)
-		if r.Reclaim != nil {
-			reclaims = append(reclaims, r.Reclaim.ReclaimMs)
-		}
-	}
-	ps.ConvergenceMs, ps.ConnectP99Ms = stat.Mean(convergence, nil), stat.Mean(p99, nil)
-	ps.Replicated = &plots.Replicated{Runs: len(sm.Results), Attempts: centralSpread(attempts),
-		ConvergenceMs: centralSpread(convergence), SpreadKind: "central 95% of replications"}
-	run := plots.Run{Name: rep.Name, Seed: rep.Seed, Label: "sim " + string(sm.Role) + " (mean)", Policies: []plots.PolicySeries{ps},
+	run := plots.Run{Name: rep.Name, Seed: rep.Seed, Label: modelLabel(rep, i), Policies: []plots.PolicySeries{ps},
 		CapacityPerWindow: f.AcceptBound}
-	if withReclaim && len(reclaims) > 0 {
-		run.Reclaim = &plots.Reclaim{TimesMs: reclaims, BoundMs: [2]float64{f.ReclaimLoMs, f.ReclaimHiMs}}
+	if withReclaim && len(fig.ReclaimMs) > 0 {
+		run.Reclaim = &plots.Reclaim{TimesMs: fig.ReclaimMs, BoundMs: [2]float64{f.ReclaimLoMs, f.ReclaimHiMs}}
 	}
 	return run
+}
+
+func finiteOnly(v []float64) []float64 {
+	var out []float64
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// mean is the mean of v; 0 (drawn nowhere) for none.
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return stat.Mean(v, nil)
 }
 
 func centralSpread(v []float64) plots.Spread {
@@ -152,114 +189,71 @@ func centralSpread(v []float64) plots.Spread {
 	return plots.Spread{Mean: stat.Mean(v, nil), Lo: lo, Hi: hi}
 }
 
-// Colours of the band chart: the real series in ink, the first model in
-// blue with its band, each other model's mean in its own colour.
-var (
-	inkColor      = color.NRGBA{0x22, 0x22, 0x22, 0xff}
-	modelColor    = color.NRGBA{0x1f, 0x6f, 0xb4, 0xff}
-	bandColor     = color.NRGBA{0x1f, 0x6f, 0xb4, 0x60}
-	envelopeColor = color.NRGBA{0x1f, 0x6f, 0xb4, 0x26}
-	roleColors    = map[Role]color.Color{
-		Calibrated:   color.NRGBA{0x8e, 0x44, 0xad, 0xff},
-		Pooled:       color.NRGBA{0x2c, 0xa0, 0x2c, 0xff},
-		Uncalibrated: color.NRGBA{0xe0, 0x7b, 0x1a, 0xff},
+// bandChart is one count series: the first model's per-window spread
+// (min to max of the replications, the agreement's criterion) and
+// central 95 %, its mean, the other models' means, and the real series on
+// top, titled with the agreement.
+func bandChart(rep *Report, c compare.SeriesComparison) plots.Band {
+	first := rep.Simulations[0]
+	b := plots.Band{
+		File:     BandChartPrefix + "-" + c.Series,
+		Title:    bandTitle(first, c),
+		Series:   c.Series,
+		WindowMs: c.WindowMs,
+		Measured: plots.BandLine{Label: realLabel(rep), Run: 0, Values: c.Real},
+		Model:    plots.BandLine{Label: modelLabel(rep, 0), Run: 1, Values: c.SimMean},
+		Min:      c.SimMin, Max: c.SimMax, Lo: c.SimLo, Hi: c.SimHi,
+		Caption: fmt.Sprintf("config %s, seed %d; %s replications per model, the real series the mean of %d run%s",
+			rep.Name, rep.Seed, human.Count(int64(first.Replications)), len(rep.Real), plural(len(rep.Real))),
 	}
-)
-
-// bandChart draws one count series: model sm's per-window spread (min-max
-// of the replications, the agreement criterion) and 95% band, its mean,
-// the other models' means, and the real series on top.
-func bandChart(dir string, rep *Report, sm Simulation, c compare.SeriesComparison) ([]string, error) {
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s: real %s per %.0f ms window against the %s model (W1 %.0f ms, p %.2f)",
-		rep.Name, c.Series, c.WindowMs, sm.Role, c.W1Ms, c.W1P)
-	pl.Title.TextStyle.Font.Size = vg.Points(12)
-	pl.Title.Padding = vg.Points(6)
-	pl.X.Label.Text = "time since the crash (s)"
-	pl.Y.Label.Text = c.Series + " per window"
-	pl.Add(plotter.NewGrid())
-	pl.Legend.Top = true
-
-	step := func(values []float64) plotter.XYs {
-		xy := make(plotter.XYs, 0, 2*len(values))
-		for i, v := range values {
-			x0, x1 := float64(i)*c.WindowMs/1000, float64(i+1)*c.WindowMs/1000
-			xy = append(xy, plotter.XY{X: x0, Y: v}, plotter.XY{X: x1, Y: v})
+	run := 1
+	for i, other := range rep.Simulations[1:] {
+		if sameModelAs(rep, i+1) != "" {
+			continue
 		}
-		return xy
-	}
-	area := func(lower, upper []float64, fill color.Color, label string) error {
-		lo, hi := step(lower), step(upper)
-		poly := make(plotter.XYs, 0, len(lo)+len(hi))
-		poly = append(poly, hi...)
-		for i := len(lo) - 1; i >= 0; i-- {
-			poly = append(poly, lo[i])
-		}
-		band, err := plotter.NewPolygon(poly)
-		if err != nil {
-			return err
-		}
-		band.Color, band.LineStyle.Width = fill, 0
-		pl.Add(band)
-		pl.Legend.Add(label, band)
-		return nil
-	}
-	if err := area(c.SimMin, c.SimMax, envelopeColor, fmt.Sprintf("%s model: spread (min-max of %d runs)", sm.Role, sm.Replications)); err != nil {
-		return nil, err
-	}
-	if err := area(c.SimLo, c.SimHi, bandColor, fmt.Sprintf("%s model: central 95%%", sm.Role)); err != nil {
-		return nil, err
-	}
-
-	line := func(values []float64, col color.Color, width float64, dashed bool, label string) error {
-		l, err := plotter.NewLine(step(values))
-		if err != nil {
-			return err
-		}
-		l.Color, l.Width = col, vg.Points(width)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		pl.Add(l)
-		pl.Legend.Add(label, l)
-		return nil
-	}
-	if err := line(c.SimMean, modelColor, 1.2, true, fmt.Sprintf("%s model: mean", sm.Role)); err != nil {
-		return nil, err
-	}
-	for _, other := range rep.Simulations[1:] {
+		run++
 		for _, oc := range other.Series {
-			if oc.Series != c.Series {
-				continue
-			}
-			if err := line(oc.SimMean, roleColors[other.Role], 1.2, true, fmt.Sprintf("%s model: mean", other.Role)); err != nil {
-				return nil, err
+			if oc.Series == c.Series {
+				b.Others = append(b.Others, plots.BandLine{Label: modelLabel(rep, i+1), Run: run, Values: oc.SimMean})
 			}
 		}
 	}
-	if err := line(c.Real, inkColor, 2, false, realLabel(rep)); err != nil {
-		return nil, err
-	}
-	pl.Y.Min = 0
-	pl.X.Tick.Marker = halfSeconds{}
-	var written []string
-	for _, ext := range []string{"png", "svg"} {
-		path := filepath.Join(dir, fmt.Sprintf("%s-%s.%s", BandChartPrefix, c.Series, ext))
-		if err := pl.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-			return written, err
-		}
-		written = append(written, path)
-	}
-	return written, nil
+	return b
 }
 
-// halfSeconds ticks the time axis every 0.5 s.
-type halfSeconds struct{}
-
-func (halfSeconds) Ticks(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
-	for x := math.Ceil(lo*2) / 2; x <= hi+1e-9; x += 0.5 {
-		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+// sameModelAs is the role of an earlier simulation with the very sections
+// of simulation i ("" for none): with one real run, the pooled fit is the
+// calibrated one, and two identical lines would hide each other.
+func sameModelAs(rep *Report, i int) string {
+	sections, err := json.Marshal(rep.Simulations[i].Sections)
+	if err != nil {
+		return ""
 	}
-	return ticks
+	for _, earlier := range rep.Simulations[:i] {
+		if e, err := json.Marshal(earlier.Sections); err == nil && bytes.Equal(e, sections) {
+			return string(earlier.Role)
+		}
+	}
+	return ""
+}
+
+// bandTitle says how many windows of the real series lie inside the
+// model's spread and whether that passes.
+func bandTitle(sm Simulation, c compare.SeriesComparison) string {
+	inside := fmt.Sprintf("Real %s per %s window inside the %s model's spread in %d of %d windows",
+		c.Series, human.Millis(c.WindowMs), sm.Role, c.WindowsInsideEnvelope, c.Windows)
+	switch {
+	case c.Pass == nil:
+		return inside + " (shown, not checked)"
+	case *c.Pass:
+		return inside + fmt.Sprintf(": pass (all but %d must be)", c.AllowedOutside)
+	}
+	return inside + fmt.Sprintf(": FAIL (all but %d must be)", c.AllowedOutside)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,14 +1,19 @@
 // Package report is a calibration's document, calibration.json, and its
-// renderings: the terminal table, calibrated.yaml and the charts.
+// renderings: the terminal summary, the tables and charts of its page,
+// and calibrated.yaml. Every rendering is drawn from what the document
+// holds, so that a page built again from a saved calibration.json is the
+// page the calibration wrote.
 package report
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
+	"stormsim/config"
 	"stormsim/internal/atomicfile"
 	"stormsim/internal/finitejson"
 	"stormsim/models"
@@ -64,6 +69,10 @@ type Report struct {
 	Models []string `json:"models,omitempty"`
 	// DisturbedCores is the threshold of other work a run may see (cores).
 	DisturbedCores float64 `json:"disturbed_cores"`
+	// Config is the scenario calibrated, resolved and echoed (config.Echo).
+	Config json.RawMessage `json:"config,omitempty"`
+	// Frame is what the charts draw around the series.
+	Frame Frame `json:"frame"`
 
 	// Real are the runs fitted and compared; Replaced the runs that other
 	// work disturbed and fresh runs replaced (neither fitted nor compared).
@@ -111,8 +120,39 @@ type Simulation struct {
 	// Outcome, for a storm with a horizon, is how the real runs and the
 	// replications ended.
 	Outcome *compare.OutcomeComparison `json:"outcome,omitempty"`
+	// PerReplication are the figures of each replication the charts
+	// draw.
+	PerReplication ReplicationFigures `json:"per_replication"`
+}
 
-	Results []sim.Result `json:"-"` // the replications, for the charts
+// ReplicationFigures are, for each replication of a model in order, what
+// its charts draw: total attempts, the last connect (ms; null for a storm
+// that did not converge), the connect-time p99 (ms) and, with a lease,
+// the reclaim time (ms).
+type ReplicationFigures struct {
+	Attempts      []float64 `json:"attempts"`
+	ConvergenceMs []float64 `json:"convergence_ms"`
+	ConnectP99Ms  []float64 `json:"connect_p99_ms"`
+	ReclaimMs     []float64 `json:"reclaim_ms,omitempty"`
+}
+
+// FiguresOf are the chart figures of replications reps.
+func FiguresOf(reps []sim.Result) ReplicationFigures {
+	var f ReplicationFigures
+	for i := range reps {
+		r := &reps[i]
+		f.Attempts = append(f.Attempts, float64(r.Attempts))
+		c, ok := r.Convergence()
+		if !ok {
+			c = math.NaN()
+		}
+		f.ConvergenceMs = append(f.ConvergenceMs, c)
+		f.ConnectP99Ms = append(f.ConnectP99Ms, r.ConnectMs.P99)
+		if r.Reclaim != nil {
+			f.ReclaimMs = append(f.ReclaimMs, r.Reclaim.ReclaimMs)
+		}
+	}
+	return f
 }
 
 // Sections are a scenario's capacity, network and detection; nil: the
@@ -176,12 +216,19 @@ func (r *Report) WriteJSON(path string) error {
 	return atomicfile.Write(path, append(data, '\n'))
 }
 
-// ScenarioYAML is a calibrated scenario as a file: a comment saying where
-// it comes from (fitted on what), then the scenario echoed (config.Echo's
-// JSON is valid YAML), which stormsim run, sweep and calibrate --model take
-// as it is.
-func (r *Report) ScenarioYAML(fittedOn string, echo []byte) []byte {
-	head := fmt.Sprintf("# %s calibrated against %s of the gateway (stormsim calibrate): capacity, network and\n"+
-		"# detection fitted as calibration.json's fit.method says; everything else as in the config.\n", r.Name, fittedOn)
-	return append(append([]byte(head), echo...), '\n')
+// YAMLDigits are the significant digits of a calibrated scenario's
+// figures: a fit is good to a few per cent, and a file with 0.6315 reads
+// better than one with 0.6315000000000001.
+const YAMLDigits = 4
+
+// ScenarioYAML is a calibrated scenario as a file, in the shipped
+// configs' style: a comment saying where it comes from (fitted on what),
+// then the scenario, its figures to YAMLDigits digits and its defaults
+// left out. stormsim run, sweep and calibrate --model take it as it is;
+// the calibration simulates what it reads back (config.Parse), so that
+// the file is the model it checked.
+func ScenarioYAML(name, fittedOn string, echo []byte) ([]byte, error) {
+	head := fmt.Sprintf("%s calibrated against %s of the gateway (stormsim calibrate): capacity,\n"+
+		"network and detection fitted as calibration.json's fit.method says; the rest as in the config.", name, fittedOn)
+	return config.YAML(echo, config.YAMLOptions{Header: head, Digits: YAMLDigits, Minimal: true})
 }

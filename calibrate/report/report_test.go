@@ -8,6 +8,7 @@ import (
 
 	"stormsim/calibrate/compare"
 	"stormsim/calibrate/measured"
+	"stormsim/config"
 	"stormsim/internal/atomicfile"
 )
 
@@ -16,12 +17,20 @@ import (
 // temporary file they are renamed from was created with.
 func TestOutputFilesAreReadableByAll(t *testing.T) {
 	dir := t.TempDir()
-	rep := &Report{Name: "x", CalibratedConfig: []byte(`{"name":"x"}`)}
+	s, err := config.Load("../../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Name: "x", CalibratedConfig: config.Echo(s)}
 	report, yaml := filepath.Join(dir, "calibration.json"), filepath.Join(dir, "calibrated.yaml")
 	if err := rep.WriteJSON(report); err != nil {
 		t.Fatal(err)
 	}
-	if err := atomicfile.Write(yaml, rep.ScenarioYAML("1 real run", rep.CalibratedConfig)); err != nil {
+	data, err := ScenarioYAML("x", "1 real run", rep.CalibratedConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.Write(yaml, data); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{report, yaml} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -12,75 +13,32 @@ import (
 	"stormsim/calibrate/measured"
 	"stormsim/internal/safetext"
 	"stormsim/models"
+	"stormsim/results"
 )
 
-// WriteTable prints the report for a terminal: the runs and the machine's
-// load, the lab checks, the fit, each model against the real runs, the
-// agreement and the verdict.
-func (r *Report) WriteTable(w io.Writer) error {
-	b := &strings.Builder{}
-	fmt.Fprintf(b, "%s: %d clients, policy %s, %d real run(s) from seed %d, %d replications per model\n",
-		safetext.Terminal(r.Name), r.Clients, safetext.Terminal(r.Policy), len(r.Real), r.Seed, replications(r))
-	if len(r.Models) > 0 {
-		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", safetext.Terminal(strings.Join(r.Models, ", ")))
-	}
-	r.writeRuns(b)
-	r.writeChecks(b)
-	if r.FitError != "" {
-		fmt.Fprintf(b, "\nnot fitted on these runs: %s\n", safetext.Terminal(r.FitError))
-		if r.Fit.Claims.Gaps > 0 {
-			c := r.Fit.Claims
-			fmt.Fprintf(b, "  measured   useful claims %.1f/s (mean gap while claims waited %s, %d gaps); wasted claims %.1f/s (%s, %d gaps)\n",
-				c.AdmitPerS, fmtMs(c.GapMs), c.Gaps, c.WastedPerS, fmtMs(c.WastedGapMs), c.WastedGaps)
-		}
-	} else {
-		writeFit(b, &r.Fit, len(r.Real))
+// Tables are the report's tables, for its page: the runs and the
+// machine's load, the lab checks, the fit, each model against the real
+// runs (metric by metric, then window by window), the models compared and
+// the agreement. Cells read as the terminal writes them; "pass", "FAIL",
+// "yes" and "NO" are verdicts.
+func (r *Report) Tables() []results.Table {
+	out := []results.Table{r.runsTable(), r.checksTable()}
+	if r.FitError == "" {
+		out = append(out, fitTable(&r.Fit, len(r.Real)))
 	}
 	for _, sm := range r.Simulations {
-		writeSimulation(b, sm)
+		out = append(out, metricsTable(sm), seriesTable(sm))
 	}
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	if compare.Converged(r.Real) {
-		fmt.Fprintln(b, "\nmodels compared (attempts and time to all reconnected: sim mean vs real mean; series: windows inside the spread)")
-		fmt.Fprintln(tw, "model\tattempts\tlast reconnect\tattempts/window\taccepts/window\t")
-		for _, sm := range r.Simulations {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Role, metricErr(sm, "attempts"), metricErr(sm, "convergence_ms"),
-				seriesInside(sm, "attempts"), seriesInside(sm, "accepts"))
-		}
-	} else {
-		fmt.Fprintln(b, "\nmodels compared over the horizon (a real storm did not end: its outcome and its rates, sim mean vs real mean)")
-		fmt.Fprintln(tw, "model\toutcome (real; sim)\tuseful claims/s\twasted claims/s\tattempts/s\t")
-		for _, sm := range r.Simulations {
-			outcome := "-"
-			if o := sm.Outcome; o != nil {
-				outcome = o.Agreement(string(sm.Role)).Observed
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", sm.Role, outcome, metricVs(sm, "useful_per_s"),
-				metricVs(sm, "wasted_per_s"), metricVs(sm, "attempts_per_s"))
-		}
-	}
-	tw.Flush()
-	fmt.Fprintln(b, "\nagreement")
-	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	for _, a := range r.Agreement {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Model, a.Name, a.Criterion, a.Observed, passFail(a.Pass))
-	}
-	tw.Flush()
-	if f := r.Failures(); len(f) > 0 {
-		fmt.Fprintf(b, "\nFAIL:\n  %s\n", strings.Join(f, "\n  "))
-	} else {
-		fmt.Fprintln(b, "\npass: every lab check and every agreement of the fitted models, on runs no other work disturbed")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return append(out, r.modelsTable(), r.agreementTable())
 }
 
-// writeRuns prints each run's load and its fit alone: how steady the lab
-// was.
-func (r *Report) writeRuns(b *strings.Builder) {
-	fmt.Fprintf(b, "\nruns (cores: CPU used, 1 = one core; other work above %.2f cores disturbs a run; per run, its fit alone)\n", r.DisturbedCores)
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tseed\tload 1m\tother before\tother during\tstorm's own\tdatabase\tattempts\tlast back\tadmit/s\tdecide/s\tonset\tshared\t")
+// runsTable is each run's load and its fit alone: how steady the lab was.
+func (r *Report) runsTable() results.Table {
+	t := results.Table{
+		Title: fmt.Sprintf("runs (cores: CPU used, 1 = one core; other work above %.2f cores disturbs a run; per run, its fit alone)", r.DisturbedCores),
+		Header: []string{"run", "seed", "load 1m", "other before", "other during", "storm's own", "database", "attempts", "last back",
+			"admit/s", "decide/s", "onset", "shared", "note"},
+	}
 	perRun, perRunErr := map[int]*fit.Model{}, map[int]string{}
 	for _, rf := range r.Fit.Runs {
 		perRun[rf.Run], perRunErr[rf.Run] = rf.Model, rf.Error
@@ -97,24 +55,12 @@ func (r *Report) writeRuns(b *strings.Builder) {
 			model = []string{fmt.Sprintf("%.0f", m.Capacity.AdmitPerS), fmt.Sprintf("%.0f", m.Capacity.DecidePerS),
 				m.Detection.Delay.Value.String(), m.Network.SharedEvery.String()}
 		}
-		lastBack := fmtMs(run.Crash.ConvergenceMs)
-		if o := run.Outcome; o != nil && !o.Converged {
-			lastBack = fmt.Sprintf("%s: %d of %d back by %s", o.Outcome, o.Connected, run.Crash.Clients, fmtMs(o.HorizonMs))
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", run.Run, run.Seed, l.Average1m,
-			load[0], load[1], load[2], load[3], run.Crash.Attempts, lastBack,
-			model[0], model[1], model[2], model[3], note)
+		t.Rows = append(t.Rows, []string{strconv.Itoa(run.Run), strconv.FormatUint(run.Seed, 10), fmt.Sprintf("%.2f", l.Average1m),
+			load[0], load[1], load[2], load[3], strconv.FormatInt(run.Crash.Attempts, 10), lastBack(run),
+			model[0], model[1], model[2], model[3], note})
 	}
 	for _, run := range r.Real {
-		note := ""
-		switch {
-		case run.Load.Disturbed:
-			note = "DISTURBED"
-		case !run.Load.Measured:
-			note = "load unknown"
-		case run.Load.WaitedMs > 0:
-			note = fmt.Sprintf("waited %s for quiet", fmtMs(run.Load.WaitedMs))
-		}
+		note := loadNote(run.Load)
 		if e := perRunErr[run.Run]; e != "" {
 			note = strings.TrimSpace(note + " not fitted alone: " + e)
 		}
@@ -123,53 +69,261 @@ func (r *Report) writeRuns(b *strings.Builder) {
 	for _, run := range r.Replaced {
 		row(run, "disturbed: replaced, not used")
 	}
-	tw.Flush()
+	return t
 }
 
-func (r *Report) writeChecks(b *strings.Builder) {
-	failed := 0
-	for _, c := range r.Checks {
-		if !c.Pass {
-			failed++
-		}
+// lastBack is when a run's last client was back, or how far its storm got.
+func lastBack(run *measured.Run) string {
+	if o := run.Outcome; o != nil && !o.Converged {
+		return fmt.Sprintf("%s: %d of %d back by %s", o.Outcome, o.Connected, run.Crash.Clients, fmtMs(o.HorizonMs))
 	}
-	fmt.Fprintf(b, "\nlab checks: %d of %d pass\n", len(r.Checks)-failed, len(r.Checks))
-	if failed == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tkind\tcheck\texpected\tobserved\tok")
-	for _, c := range r.Checks {
-		if !c.Pass {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Run, c.Kind, c.Name, c.Expected, c.Observed, yesNo(c.Pass))
-		}
-	}
-	tw.Flush()
+	return fmtMs(run.Crash.ConvergenceMs)
 }
 
-// writeFit prints the fitted sections and what they come from.
-func writeFit(b *strings.Builder, f *fit.Fit, runs int) {
+// loadNote says what the machine's load made of a run.
+func loadNote(l measured.Load) string {
+	switch {
+	case l.Disturbed:
+		return "DISTURBED"
+	case !l.Measured:
+		return "load unknown"
+	case l.WaitedMs > 0:
+		return fmt.Sprintf("waited %s for quiet", fmtMs(l.WaitedMs))
+	}
+	return "quiet"
+}
+
+func (r *Report) checksTable() results.Table {
+	t := results.Table{Title: fmt.Sprintf("lab checks: %d of %d pass", len(r.Checks)-r.failedChecks(), len(r.Checks)),
+		Header: []string{"run", "kind", "check", "expected", "observed", "ok"}}
+	for _, c := range r.Checks {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Run), c.Kind, c.Name, c.Expected, c.Observed, passFail(c.Pass)})
+	}
+	return t
+}
+
+func (r *Report) failedChecks() int {
+	n := 0
+	for _, c := range r.Checks {
+		if !c.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// fitTable is the fitted sections and what they come from.
+func fitTable(f *fit.Fit, runs int) results.Table {
 	m := f.Model
-	fmt.Fprintf(b, "\nfit on %d run(s) (calibration.json fit.method says how):\n", runs)
-	fmt.Fprintf(b, "  capacity   admit %.1f/s (mean claim gap while claims waited %s, %d gaps); decide %.0f/s (per run %s)\n",
+	t := results.Table{Title: fmt.Sprintf("fit on %d run%s (calibration.json's fit.method says how)", runs, plural(runs)), Header: []string{"section", "fitted"}}
+	add := func(section, what string) { t.Rows = append(t.Rows, []string{section, what}) }
+	add("capacity", fmt.Sprintf("admit %.1f/s (mean claim gap while claims waited %s, %d gaps); decide %.0f/s (per run %s)",
 		m.Capacity.AdmitPerS, fmtMs(f.Claims.GapMs), f.Claims.Gaps, m.Capacity.DecidePerS, waveList(f.FirstWave, func(w fit.WaveRun) string {
 			return fmt.Sprintf("%.0f (wave %.0f, backlog %.0f)", w.DecidePerS, w.WavePerS, w.BacklogPerS)
-		}))
+		})))
 	if f.Claims.WastedGaps > 0 {
-		fmt.Fprintf(b, "             wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)\n",
-			f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps)
+		add("", fmt.Sprintf("wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)", f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps))
 	}
-	fmt.Fprintf(b, "  first wave detection %s after the kill (per run: onset %s)\n", describeDist(m.Detection.Delay),
-		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) }))
+	add("first wave", fmt.Sprintf("detection %s after the kill (per run: onset %s)", describeDist(m.Detection.Delay),
+		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
 	l := f.Legs
-	fmt.Fprintf(b, "  legs       retries out p50 %s p90 %s (their lateness p50 %s p90 %s), back p50 %s p90 %s; first attempts back p50 %s (%d retries, %d first)\n",
+	add("legs", fmt.Sprintf("retries out p50 %s p90 %s (their lateness p50 %s p90 %s), back p50 %s p90 %s; first attempts back p50 %s (%d retries, %d first)",
 		fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryOutMs.P90), fmtMs(l.RetryLagMs.P50), fmtMs(l.RetryLagMs.P90),
-		fmtMs(l.RetryBackMs.P50), fmtMs(l.RetryBackMs.P90), fmtMs(l.FirstBackMs.P50), l.Retries, l.Firsts)
-	fmt.Fprintf(b, "             fitted out %s, back %s, first back %s\n", describeDistPtr(m.Network.OutLeg),
-		describeDistPtr(m.Network.BackLeg), describeDistPtr(m.Network.FirstBackLeg))
-	fmt.Fprintf(b, "  server     server_time %s (admitted latency - own out leg - time at the survivor - median back: p50 %s p90 %s)\n",
-		describeDist(m.Network.ServerTime), fmtMs(l.ServerTimeMs.P50), fmtMs(l.ServerTimeMs.P90))
-	fmt.Fprintf(b, "  shared     shared_every %v (per run: %s ms)\n", m.Network.SharedEvery, fmtList(f.Shared.RunsMs))
+		fmtMs(l.RetryBackMs.P50), fmtMs(l.RetryBackMs.P90), fmtMs(l.FirstBackMs.P50), l.Retries, l.Firsts))
+	add("", fmt.Sprintf("fitted out %s, back %s, first back %s", describeDistPtr(m.Network.OutLeg),
+		describeDistPtr(m.Network.BackLeg), describeDistPtr(m.Network.FirstBackLeg)))
+	add("server", fmt.Sprintf("server_time %s (admitted latency - own out leg - time at the survivor - median back: p50 %s p90 %s)",
+		describeDist(m.Network.ServerTime), fmtMs(l.ServerTimeMs.P50), fmtMs(l.ServerTimeMs.P90)))
+	add("shared", fmt.Sprintf("shared_every %v (per run: %s ms)", m.Network.SharedEvery, fmtList(f.Shared.RunsMs)))
+	return t
+}
+
+// sectionsNote says which sections a model simulated.
+func sectionsNote(sm Simulation) string {
+	var parts []string
+	if n := len(sm.Sections); n > 1 {
+		parts = append(parts, fmt.Sprintf("%d sets of sections in turn", n))
+	}
+	if len(sm.Runs) > 0 {
+		parts = append(parts, fmt.Sprintf("fitted on runs %v, each alone", sm.Runs))
+	}
+	if sm.Borrowed != "" {
+		parts = append(parts, sm.Borrowed)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func metricsTable(sm Simulation) results.Table {
+	t := results.Table{
+		Title:  fmt.Sprintf("%s model against the real runs%s: sim 95%% interval, the central 95%% of replications; twin, the replications with the real runs' seeds", sm.Role, sectionsNote(sm)),
+		Header: []string{"metric", "real", "sim mean", "sim 95% interval", "rel error", "inside", "twin", "twin error", "real pct"},
+	}
+	for _, m := range sm.Metrics {
+		t.Rows = append(t.Rows, []string{m.Metric, fmtValue(m.Real, m.Unit), fmtValue(m.SimMean, m.Unit),
+			"[" + fmtValue(m.SimLo, m.Unit) + ", " + fmtValue(m.SimHi, m.Unit) + "]", fmtRel(m.RelError), yesNo(m.Inside),
+			fmtValue(m.SimTwin, m.Unit), fmtRel(m.TwinRelError), fmt.Sprintf("%.0f%%", 100*m.RealPercentile)})
+	}
+	return t
+}
+
+func seriesTable(sm Simulation) results.Table {
+	t := results.Table{Title: fmt.Sprintf("%s model, window by window", sm.Role),
+		Header: []string{"series per window", "inside spread", "inside 95% band", "W1", "KS", "W1 p", "real/sim sd"}}
+	for _, c := range sm.Series {
+		row := []string{c.Series, fmt.Sprintf("%d/%d", c.WindowsInsideEnvelope, c.Windows), fmt.Sprintf("%d/%d", c.WindowsInside, c.Windows), "-", "-", "-", "-"}
+		if c.Pass != nil {
+			row[3], row[4], row[5], row[6] = fmt.Sprintf("%.0f ms", c.W1Ms), fmt.Sprintf("%.3f", c.KS), fmt.Sprintf("%.2f", c.W1P), fmtRatio(c.SpreadRatio)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// modelsTable sets the models side by side on what decides agreement:
+// attempts, the last reconnect and the windows, or, for a storm that did
+// not end, its outcome and rates.
+func (r *Report) modelsTable() results.Table {
+	if compare.Converged(r.Real) {
+		t := results.Table{Title: "models compared: sim mean against real mean; per window, the windows inside the spread",
+			Header: []string{"model", "", "attempts", "last reconnect", "attempts/window", "accepts/window"}}
+		for _, sm := range r.Simulations {
+			t.Rows = append(t.Rows, []string{string(sm.Role), checkedWord(sm.Role), metricVs(sm, "attempts"), metricVs(sm, "convergence_ms"),
+				seriesInside(sm, "attempts"), seriesInside(sm, "accepts")})
+		}
+		return t
+	}
+	t := results.Table{Title: "models compared over the horizon (a real storm did not end: its outcome and its rates, sim mean against real mean)",
+		Header: []string{"model", "", "outcome (real; sim)", "useful claims/s", "wasted claims/s", "attempts/s"}}
+	for _, sm := range r.Simulations {
+		outcome := "-"
+		if o := sm.Outcome; o != nil {
+			outcome = o.Agreement(string(sm.Role)).Observed
+		}
+		t.Rows = append(t.Rows, []string{string(sm.Role), checkedWord(sm.Role), outcome, metricVs(sm, "useful_per_s"), metricVs(sm, "wasted_per_s"), metricVs(sm, "attempts_per_s")})
+	}
+	return t
+}
+
+func checkedWord(r Role) string {
+	if r.Checked() {
+		return "checked"
+	}
+	return "shown"
+}
+
+func (r *Report) agreementTable() results.Table {
+	t := results.Table{Title: "agreement: the checked models decide the verdict, the others are shown",
+		Header: []string{"model", "", "metric", "criterion", "observed", "verdict"}}
+	role := map[string]Role{}
+	for _, sm := range r.Simulations {
+		role[string(sm.Role)] = sm.Role
+	}
+	for _, a := range r.Agreement {
+		t.Rows = append(t.Rows, []string{a.Model, checkedWord(role[a.Model]), a.Name, a.Criterion, a.Observed, passFail(a.Pass)})
+	}
+	return t
+}
+
+// WriteSummary prints the report's summary for a terminal, about 20
+// lines: the storm, the runs and their load, the lab checks, the fit in
+// one line, each model beside the real runs, which models are checked,
+// and the verdict with its first reasons. Everything else is in the
+// page, report.html.
+func (r *Report) WriteSummary(w io.Writer) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "%s: %d clients, policy %s, %d real run%s from seed %d, %d replications per model\n",
+		safetext.Terminal(r.Name), r.Clients, safetext.Terminal(r.Policy), len(r.Real), plural(len(r.Real)), r.Seed, replications(r))
+	if len(r.Models) > 0 {
+		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", safetext.Terminal(strings.Join(r.Models, ", ")))
+	}
+	fmt.Fprintln(b, r.loadLine())
+	fmt.Fprintf(b, "lab checks: %d of %d pass\n", len(r.Checks)-r.failedChecks(), len(r.Checks))
+	if r.FitError != "" {
+		fmt.Fprintf(b, "not fitted on these runs: %s\n", safetext.Terminal(r.FitError))
+	} else {
+		m, l := r.Fit.Model, r.Fit.Legs
+		fmt.Fprintf(b, "fit: claims %.0f/s, decisions %.0f/s, first attempts decided %s after the kill, retries out %s and back %s (p50), shared every %v\n",
+			m.Capacity.AdmitPerS, m.Capacity.DecidePerS, m.Detection.Delay.Value, fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryBackMs.P50), m.Network.SharedEvery)
+	}
+	fmt.Fprintln(b)
+	models := r.modelsTable()
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(models.Header, "\t")+"\t")
+	for _, row := range models.Rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(b)
+	fmt.Fprintln(b, r.checkedLine())
+	if f := r.Failures(); len(f) > 0 {
+		fmt.Fprintln(b, "FAIL:")
+		const shown = 4
+		for _, reason := range f[:min(len(f), shown)] {
+			fmt.Fprintf(b, "  %s\n", safetext.Terminal(reason))
+		}
+		if len(f) > shown {
+			fmt.Fprintf(b, "  and %d more (report.html)\n", len(f)-shown)
+		}
+	} else {
+		fmt.Fprintln(b, "pass: every lab check and every agreement of the checked models, on runs no other work disturbed")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// loadLine says in one line how the machine was during the runs.
+func (r *Report) loadLine() string {
+	if len(r.Real) == 0 {
+		return "no real run"
+	}
+	var disturbed []string
+	lo, hi, most := math.Inf(1), 0.0, 0.0
+	for _, run := range r.Real {
+		l := run.Load
+		lo, hi = math.Min(lo, l.Average1m), math.Max(hi, l.Average1m)
+		most = math.Max(most, math.Max(l.OtherBeforeCores, l.OtherDuringCores))
+		if l.Disturbed {
+			disturbed = append(disturbed, strconv.Itoa(run.Run))
+		}
+	}
+	s := fmt.Sprintf("load: 1-minute average %.2f", lo)
+	if hi > lo {
+		s = fmt.Sprintf("load: 1-minute average %.2f-%.2f", lo, hi)
+	}
+	s += fmt.Sprintf(", other work at most %.2f cores (threshold %.2f)", most, r.DisturbedCores)
+	switch {
+	case len(disturbed) > 0:
+		s += ": runs " + strings.Join(disturbed, ", ") + " DISTURBED"
+	default:
+		s += ": quiet"
+	}
+	if n := len(r.Replaced); n > 0 {
+		s += fmt.Sprintf("; %d disturbed run%s replaced", n, plural(n))
+	}
+	return s
+}
+
+// checkedLine names the models that decide the verdict and those shown.
+func (r *Report) checkedLine() string {
+	var checked, shown []string
+	for _, sm := range r.Simulations {
+		if sm.Role.Checked() {
+			checked = append(checked, string(sm.Role))
+		} else {
+			shown = append(shown, string(sm.Role))
+		}
+	}
+	s := "checked (decide the verdict): " + strings.Join(checked, " and ")
+	if len(checked) == 0 {
+		s = "checked: none"
+	}
+	if len(shown) > 0 {
+		s += "; shown: " + strings.Join(shown, ", ")
+	}
+	return s
 }
 
 func waveList(w fit.FirstWave, f func(fit.WaveRun) string) string {
@@ -178,36 +332,6 @@ func waveList(w fit.FirstWave, f func(fit.WaveRun) string) string {
 		parts[i] = f(r)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func writeSimulation(b *strings.Builder, sm Simulation) {
-	sets := ""
-	if n := len(sm.Sections); n > 1 {
-		sets = fmt.Sprintf(", %d sets of sections in turn", n)
-	}
-	if len(sm.Runs) > 0 {
-		sets += fmt.Sprintf(" (fitted on runs %v, each alone)", sm.Runs)
-	}
-	fmt.Fprintf(b, "\n%s model vs real (sim 95%% interval: central 95%% of replications%s; twin: the replications with the real runs' seeds)\n", sm.Role, sets)
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "metric\treal\tsim mean\tsim 95% interval\trel error\tinside\ttwin\ttwin error\treal pct\t")
-	for _, m := range sm.Metrics {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\t%s\t%.0f%%\t\n", m.Metric, fmtValue(m.Real, m.Unit), fmtValue(m.SimMean, m.Unit),
-			fmtValue(m.SimLo, m.Unit), fmtValue(m.SimHi, m.Unit), fmtRel(m.RelError), yesNo(m.Inside), fmtValue(m.SimTwin, m.Unit),
-			fmtRel(m.TwinRelError), 100*m.RealPercentile)
-	}
-	tw.Flush()
-	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "series per window\tinside spread\tinside 95% band\tW1\tKS\tW1 p\treal/sim sd\t")
-	for _, c := range sm.Series {
-		if c.Pass == nil {
-			fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t-\t-\t-\t-\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows, c.WindowsInside, c.Windows)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%.0f ms\t%.3f\t%.2f\t%s\t\n", c.Series, c.WindowsInsideEnvelope, c.Windows,
-			c.WindowsInside, c.Windows, c.W1Ms, c.KS, c.W1P, fmtRatio(c.SpreadRatio))
-	}
-	tw.Flush()
 }
 
 func replications(r *Report) int {
@@ -257,20 +381,13 @@ func fmtRel(v *float64) string {
 	return fmt.Sprintf("%+.1f%%", 100**v)
 }
 
-// metricErr is a simulation's relative error on metric, "-" if absent.
-func metricErr(sm Simulation, metric string) string {
-	for _, m := range sm.Metrics {
-		if m.Metric == metric {
-			return fmtRel(m.RelError)
-		}
-	}
-	return "-"
-}
-
-// metricVs is "sim vs real (relative error)" for a metric.
+// metricVs is "sim vs real (relative error)" for a metric, in its unit.
 func metricVs(sm Simulation, metric string) string {
 	for _, m := range sm.Metrics {
 		if m.Metric == metric {
+			if m.Unit == "ms" {
+				return fmt.Sprintf("%s vs %s (%s)", fmtMs(m.SimMean), fmtMs(m.Real), fmtRel(m.RelError))
+			}
 			return fmt.Sprintf("%.0f vs %.0f (%s)", m.SimMean, m.Real, fmtRel(m.RelError))
 		}
 	}

@@ -32,6 +32,7 @@ import (
 
 	"stormsim/gateway/protocol"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 // Reasons Run stops; test them with errors.Is.
@@ -210,7 +211,7 @@ func (c *Client) connect(ctx context.Context, round int, kind RoundKind, previou
 			return nil, fmt.Errorf("client %s at %s: %w", c.cfg.Device.ID, url, ErrUnauthorized)
 		}
 		conflicts = 0
-		wait, raw, giveUp := rc.Backoff.Next(n, prev, h.retryAfter, policies.Draw(seed, index, uint64(n), policies.StreamBackoff))
+		wait, raw, giveUp := rc.Backoff.Next(n, prev, h.retryAfter, rng.Draw(seed, index, uint64(n), rng.StreamBackoff))
 		prev = raw
 		ev.Wait = wait
 		c.emit(ev)

@@ -15,6 +15,7 @@ import (
 
 	"stormsim/gateway/protocol"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 const (
@@ -64,7 +65,7 @@ func replayWaits(b *policies.Backoff, jitter time.Duration, retryAfters []time.D
 	var prev time.Duration
 	for i, ra := range retryAfters {
 		n := i + 1
-		w, raw, _ := b.Next(n, prev, ra, policies.Draw(testSeed, testIndex, uint64(n), policies.StreamBackoff))
+		w, raw, _ := b.Next(n, prev, ra, rng.Draw(testSeed, testIndex, uint64(n), rng.StreamBackoff))
 		prev = raw
 		waits = append(waits, w)
 	}
@@ -174,10 +175,10 @@ func TestFullJitterWaitsByFormula(t *testing.T) {
 	g := newFakeGateway(t, append(steps, acceptThenKick)...)
 	_, clock, _ := run(t, Config{Gateways: []string{g.url()}, Drop: Reconnect{Backoff: b, InitialJitter: jitter}})
 
-	want := []time.Duration{0, hi64(policies.Draw(testSeed, testIndex, 0, policies.StreamInitial), jitter)}
+	want := []time.Duration{0, hi64(rng.Draw(testSeed, testIndex, 0, rng.StreamInitial), jitter)}
 	ceilings := []time.Duration{100, 200, 400, 400, 400} // ms: base*2^(n-1) capped at 400
 	for i, c := range ceilings {
-		w := hi64(policies.Draw(testSeed, testIndex, uint64(i+1), policies.StreamBackoff), c*time.Millisecond)
+		w := hi64(rng.Draw(testSeed, testIndex, uint64(i+1), rng.StreamBackoff), c*time.Millisecond)
 		if ras[i] == "1" {
 			w = max(w, time.Second)
 		}

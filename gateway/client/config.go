@@ -13,8 +13,8 @@ import (
 // Reconnect is how a client gets back in after one kind of drop.
 type Reconnect struct {
 	// Backoff gives the wait after each failed attempt of the round:
-	// Backoff.Next(n, prev, retryAfter, policies.Draw(seed, index, n,
-	// policies.StreamBackoff)) after attempt n.
+	// Backoff.Next(n, prev, retryAfter, rng.Draw(seed, index, n,
+	// rng.StreamBackoff)) after attempt n.
 	Backoff *policies.Backoff
 	// InitialJitter bounds the wait before the round's first attempt:
 	// policies.InitialWait(seed, index, InitialJitter), uniform on

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"stormsim/internal/atomicfile"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,31 +78,14 @@ func OpenFileCounter(path string) (*FileCounter, error) {
 	return c, nil
 }
 
-// Next implements AttemptCounter: write to a temporary file, fsync, rename.
+// Next implements AttemptCounter: the new value replaces the file
+// atomically and durably (internal/atomicfile) before it is handed out.
 func (c *FileCounter) Next() (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.n + 1
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(c.path, []byte(strconv.FormatInt(n, 10)+"\n")); err != nil {
 		return 0, err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	_, werr := fmt.Fprintf(tmp, "%d\n", n)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
-		return 0, err
-	}
-	// Make the rename itself durable; not every file system supports
-	// syncing a directory, and the value is already safe on those that
-	// order metadata, so a failure here is not an error.
-	if dir, err := os.Open(filepath.Dir(c.path)); err == nil {
-		dir.Sync()
-		dir.Close()
 	}
 	c.n = n
 	return n, nil

@@ -13,6 +13,7 @@ import (
 	"stormsim/gateway/client"
 	"stormsim/models"
 	"stormsim/policies"
+	"stormsim/policies/rng"
 )
 
 func mustBackoff(t *testing.T, s policies.Spec) *policies.Backoff {
@@ -137,7 +138,7 @@ func TestCrashThenDrain(t *testing.T) {
 					continue
 				}
 				k := key{l.Client, l.Round}
-				w, raw, _ := rc.Backoff.Next(l.Attempt, prev[k], time.Duration(*l.RetryAfterMs*1e6), policies.Draw(seed, uint64(l.Client), uint64(l.Attempt), policies.StreamBackoff))
+				w, raw, _ := rc.Backoff.Next(l.Attempt, prev[k], time.Duration(*l.RetryAfterMs*1e6), rng.Draw(seed, uint64(l.Client), uint64(l.Attempt), rng.StreamBackoff))
 				prev[k] = raw
 				if *l.WaitMs != ms(w) {
 					t.Errorf("client %d round %d attempt %d: wait %v ms, want %v", l.Client, l.Round, l.Attempt, *l.WaitMs, ms(w))

@@ -1,7 +1,8 @@
 // Package atomicfile writes a file so that a reader sees the old file or
 // the whole new one, never a part: the bytes go to a temporary file in the
 // same directory, which is synced and renamed over the target only once
-// complete.
+// complete, and the directory is then synced so that the rename survives
+// a crash too. It is stormsim's one atomic write.
 package atomicfile
 
 import (
@@ -41,5 +42,15 @@ func WriteFrom(path string, w io.WriterTo) (err error) {
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Not every file system can sync a directory, and those that cannot
+	// order the rename after the data anyway, so a failure here is not
+	// the write's.
+	if dir, derr := os.Open(filepath.Dir(path)); derr == nil {
+		dir.Sync()
+		dir.Close()
+	}
+	return nil
 }

@@ -50,6 +50,7 @@ type result struct {
 	Any      any             `json:"any"`
 	Fixed    [2]float64      `json:"fixed"`
 	extras
+	//lint:ignore U1000 an unexported field, which encoding must leave out
 	secret float64
 }
 

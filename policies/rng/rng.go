@@ -1,11 +1,9 @@
-// Package policies holds the client reconnect backoff policies shared by the
-// simulator and the real storm client, and the counter-based random draws
-// that drive them.
-//
-// Every random number a client uses is a pure function of (seed, client,
-// attempt, stream), so the simulator's engines and the real client make
-// exactly the same draws whatever order they happen to evaluate them in.
-package policies
+// Package rng is stormsim's counter-based random number generator: every
+// random number the simulator, its models and the real client use is a
+// pure function of (seed, client, attempt, stream), with no state, so the
+// simulator's engines and the real client make exactly the same draws
+// whatever order they happen to evaluate them in.
+package rng
 
 import (
 	"math/bits"
@@ -72,38 +70,4 @@ func UniformDuration(u uint64, n time.Duration) time.Duration {
 // Use it only off the event path (latency distributions, balancers).
 func Float64(u uint64) float64 {
 	return float64(u>>11) * (1.0 / (1 << 53))
-}
-
-// Fixed is a fixed-point fraction with Scale as one, so that multipliers and
-// jitter factors apply to durations with integer arithmetic only.
-type Fixed int64
-
-// Scale is the fixed-point one: a Fixed of Scale means 1.0 (parts per million).
-const Scale Fixed = 1_000_000
-
-// FixedFrom converts f to parts per million, rounding to nearest.
-func FixedFrom(f float64) Fixed {
-	if f < 0 {
-		return -FixedFrom(-f)
-	}
-	return Fixed(f*float64(Scale) + 0.5)
-}
-
-// Float returns the fraction as a float64, for display.
-func (x Fixed) Float() float64 { return float64(x) / float64(Scale) }
-
-// mulFixed returns d*x rounded down, saturating at limit (limit > 0).
-func mulFixed(d time.Duration, x Fixed, limit time.Duration) time.Duration {
-	if d <= 0 || x <= 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(uint64(d), uint64(x))
-	if hi >= uint64(Scale) {
-		return limit
-	}
-	q, _ := bits.Div64(hi, lo, uint64(Scale))
-	if q > uint64(limit) {
-		return limit
-	}
-	return time.Duration(q)
 }

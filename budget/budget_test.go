@@ -66,7 +66,7 @@ func TestEstimateBoundsAllocation(t *testing.T) {
 // BenchmarkEngineBytes reports what each shape allocates per client, the
 // figure CoreBytesPerClient and ModelBytesPerClient round up:
 //
-//	go test ./internal/budget -run '^$' -bench EngineBytes -benchtime 1x
+//	go test ./budget -run '^$' -bench EngineBytes -benchtime 1x
 func BenchmarkEngineBytes(b *testing.B) {
 	for name := range shapes {
 		b.Run(name, func(b *testing.B) {
