@@ -85,6 +85,10 @@ type Options struct {
 // each combination.
 const MaxCombinations = 64
 
+// MaxCases bounds the across values: each is a whole solve, and each is
+// built and checked before anything runs.
+const MaxCases = 1000
+
 // Load reads the solve file at path and checks it (see Problem). Every
 // error is a one-line *config.Error naming the file and line.
 func Load(path string, opt Options) (*Problem, error) {
@@ -200,6 +204,9 @@ func (p *Problem) readCases() error {
 	ax, err := sweep.ExpandAxis(*a)
 	if err != nil {
 		return err
+	}
+	if len(ax.Values) > MaxCases {
+		return &config.Error{Where: a.Where, Path: "across", Problem: fmt.Sprintf("%d values: at most %d, each a whole solve", len(ax.Values), MaxCases)}
 	}
 	p.Across = &ax
 	for i, v := range ax.Values {
