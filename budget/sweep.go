@@ -25,6 +25,7 @@ type SweepShape struct {
 	MaxStormBytes int64   // the largest storm's memory
 	PointValues   int64   // the most metric values one point keeps
 	ChartValues   int64   // values kept to draw the charts
+	KeptValues    int64   // values held until the end (a solve keeps every probe's runs)
 	OutputBytes   int64   // sweep.ndjson and sweep.csv, estimated
 	ChartFiles    int
 }
@@ -37,7 +38,7 @@ func Sweep(sh SweepShape, limits Limits, workers int) Estimate {
 	e.Concurrent = concurrent(sh.Storms, limits, workers)
 	window := int64(min(SweepWindow(e.Concurrent), max(1, sh.Points)))
 	// A point's values are held while it runs and again in its line.
-	e.KeptBytes = window*sh.PointValues*(ValueBytes+JSONValueBytes) + sh.ChartValues*3*ValueBytes
+	e.KeptBytes = window*sh.PointValues*(ValueBytes+JSONValueBytes) + sh.ChartValues*3*ValueBytes + sh.KeptValues*ValueBytes
 	e.OutputBytes = sh.OutputBytes + int64(sh.ChartFiles)*ChartFileBytes
 	e.MemoryBytes = ProcessBytes + int64(e.Concurrent)*e.StormBytes + e.KeptBytes
 	e.MinTime = sh.Work.Time(e.Concurrent, limits.Cores)

@@ -89,6 +89,21 @@ func (c Check) Holds(observed float64) bool {
 	return false
 }
 
+// Margin is how far observed is from failing c, in the metric's own unit
+// (its name says which: _ms milliseconds, and so on): bound - observed
+// for < and <=, observed - bound for > and >=, so positive when c holds
+// with room and negative when it fails. ok is false for == and !=, which
+// have no side to fail on.
+func (c Check) Margin(observed float64) (margin float64, ok bool) {
+	switch c.Op {
+	case "<", "<=":
+		return c.Bound - observed, true
+	case ">", ">=":
+		return observed - c.Bound, true
+	}
+	return 0, false
+}
+
 // ForPolicy returns c applied to one policy: a check written without
 // results[LABEL] applies to each policy in turn.
 func (c Check) ForPolicy(label string) Check {

@@ -77,6 +77,29 @@ func TestHolds(t *testing.T) {
 	}
 }
 
+// TestMargin pins the margin's sign and unit: 60 s is 60,000 in a _ms
+// metric, so 45 s observed holds by 15,000 ms and 75 s fails by 15,000.
+func TestMargin(t *testing.T) {
+	for _, tt := range []struct {
+		text     string
+		observed float64
+		want     float64
+		ok       bool
+	}{
+		{"p95(results[full].convergence_ms) <= 60s", 45000, 15000, true},
+		{"p95(results[full].convergence_ms) < 1m", 75000, -15000, true},
+		{"mean(results[full].converged) >= 0.75", 0.5, -0.25, true},
+		{"results[full].attempts > 10", 12, 2, true},
+		{"results[full].attempts == 10", 10, 0, false},
+		{"results[full].attempts != 10", 10, 0, false},
+	} {
+		got, ok := mustParse(t, tt.text).Margin(tt.observed)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s at %v: margin %v, %v; want %v, %v", tt.text, tt.observed, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 const twoPolicies = "name: t\nseed: 3\nclients: 20\nadmission: {kind: slots, slot: 10ms, per_slot: 5}\n" +
 	"policies:\n  - {name: exponential, base: 100ms, cap: 400ms}\n  - {name: full, base: 100ms, cap: 400ms}\n"
 

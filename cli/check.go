@@ -18,6 +18,7 @@ import (
 	"stormsim/policies"
 	"stormsim/results"
 	"stormsim/runner"
+	"stormsim/solve"
 	"stormsim/sweep"
 )
 
@@ -44,14 +45,16 @@ type checkFlags struct {
 
 // checkTarget is one config file to check, validated before anything runs.
 type checkTarget struct {
-	file     string
-	scenario *config.ScenarioFile // nil for a sweep file
-	specs    []policies.Spec      // the policies --policy selects
-	plan     *sweep.Plan          // the sweep file's, checked without running
-	checks   []check.Check        // expanded to one per policy
-	baseline string               // baseline file, "" for none
-	base     *results.Document
-	estimate budget.Estimate
+	file      string
+	scenario  *config.ScenarioFile // nil for a sweep file
+	specs     []policies.Spec      // the policies --policy selects
+	plan      *sweep.Plan          // the sweep file's, checked without running
+	problem   *solve.Problem       // the solve file's
+	solveBase *solve.Document      // its baseline
+	checks    []check.Check        // expanded to one per policy
+	baseline  string               // baseline file, "" for none
+	base      *results.Document
+	estimate  budget.Estimate
 }
 
 // checkRun is one stormsim check: its flags, what they ask for once
@@ -88,6 +91,12 @@ func runCheck(e *env, cmd *command, args []string) error {
 		if t.plan != nil {
 			line, ok := probeSweep(t, c.rf)
 			c.tally(ok, line)
+			continue
+		}
+		if t.problem != nil {
+			if err := c.checkSolve(ctx, t); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := c.checkScenario(ctx, t); err != nil {
@@ -253,6 +262,9 @@ func (c *checkRun) target(file string) (*checkTarget, error) {
 			return t, err
 		}
 		return t, t.plan.Check(nil)
+	}
+	if doc.HasKey("vary") {
+		return c.solveTarget(t)
 	}
 	for _, set := range c.rf.sets(c.sf.sets) {
 		if err := doc.SetArg(set); err != nil {
@@ -424,4 +436,69 @@ func acceptCommand(args []string, base *results.Document) string {
 		cmd += " (it keeps no series; stormsim run -c FILE --format json > BASELINE keeps them)"
 	}
 	return cmd
+}
+
+// solveTarget loads a solve file, as check runs it (its check:
+// replications), and its baseline.
+func (c *checkRun) solveTarget(t *checkTarget) (*checkTarget, error) {
+	var err error
+	t.problem, err = solve.Load(t.file, solve.Options{Replications: c.rf.replications, Sets: c.sf.sets, ForCheck: true})
+	if err != nil {
+		return nil, err
+	}
+	est := budget.Sweep(t.problem.Shape(), c.limits, c.rf.workers)
+	if err := est.CheckSweep(c.limits, -1, t.problem.Replications, ""); err != nil {
+		return nil, solveOverBudget(err, t.problem, c.rf)
+	}
+	t.estimate = est
+	t.baseline = c.cf.baselineFor(t.file)
+	if t.baseline != "" && !c.cf.updateBaseline {
+		if t.solveBase, err = solve.ReadDocument(t.baseline); err != nil {
+			return nil, fmt.Errorf("--baseline-dir: %v (write it with --update-baseline)", err)
+		}
+	}
+	return t, nil
+}
+
+// checkSolve runs a solve file in memory. Without a baseline it passes
+// when every case has an answer; with one, when the answers and every
+// probe match it (or it writes the baseline).
+func (c *checkRun) checkSolve(ctx context.Context, t *checkTarget) error {
+	stop := c.e.watchMemory(c.limits, t.estimate)
+	doc, _, err := t.problem.Run(solve.RunOptions{Workers: c.rf.workers, Context: ctx})
+	stop()
+	var ie *solve.InterruptedError
+	if errors.As(err, &ie) {
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("stormsim check: interrupted while solving %s; %d checks passed and %d failed before", t.file, c.passed, c.failed)}
+	}
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s: solve of %d case%s, %d probes x %d replications", t.file, len(doc.Cases), plural(len(doc.Cases), "", "s"), len(doc.Probes), doc.Replications)
+	switch {
+	case t.baseline == "":
+		c.tally(doc.Status == "answer", what+": "+doc.Status)
+		return nil
+	case c.cf.updateBaseline:
+		if err := os.MkdirAll(filepath.Dir(t.baseline), 0o755); err != nil {
+			return err
+		}
+		if err := doc.Write(t.baseline); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(c.e.stdout, "wrote baseline %s%s\n", t.baseline, c.suffix(t))
+		return err
+	}
+	cmp := solve.Compare(t.solveBase, doc, c.tolerance.Relative)
+	tol := strconv.FormatFloat(c.tolerance.Relative*100, 'f', -1, 64) + "%"
+	line := fmt.Sprintf("baseline %s: %d answer%s and %d probes", t.baseline, cmp.Cases, plural(cmp.Cases, "", "s"), cmp.Probes)
+	if len(cmp.Drifts) == 0 {
+		c.tally(true, line+" within "+tol+" ("+doc.Status+")"+c.suffix(t))
+		return nil
+	}
+	c.tally(false, fmt.Sprintf("%s: %d differ beyond %s%s", line, len(cmp.Drifts), tol, c.suffix(t)))
+	for _, d := range cmp.Drifts {
+		fmt.Fprintf(c.e.stdout, "  drift %s\n", d)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,16 +21,26 @@ const goldenDir = "../testdata/golden"
 // pins its summary table (testdata/NAME.table.golden) and its whole result
 // (goldenDir/NAME.json), byte for byte; then it runs stormsim check
 // --baseline-dir over every shipped config, as CI does, which compares
-// every metric and every series value by value and runs the sweep files'
-// corner points. A change in any number shows up as a drift naming it.
-// go test ./cli -run Golden -update rewrites both kinds of golden.
+// every metric and every series value by value, runs the sweep files'
+// corner points, and solves the solve files (with their check:
+// replications) against their solve.json in goldenDir, the answer and
+// every probe. A change in any number shows up as a drift naming it.
+// go test ./cli -run Golden -update rewrites every kind of golden. With
+// the race detector the solve files are only validated: their storms
+// take ten times as long, and .ci/run checks them against their goldens
+// without it, right after.
 func TestShippedConfigGoldens(t *testing.T) {
 	files, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs: %v", err)
 	}
+	var solves []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if strings.HasPrefix(name, "solve-") {
+			solves = append(solves, f)
+			continue
+		}
 		if strings.HasPrefix(name, "sweep-") {
 			if _, err := os.Stat(filepath.Join(goldenDir, name+".json")); err == nil {
 				t.Errorf("%s: a sweep file has a result golden", name)
@@ -50,16 +61,34 @@ func TestShippedConfigGoldens(t *testing.T) {
 			goldenResult(t, filepath.Join(goldenDir, name+".json"), got)
 		})
 	}
-	code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir}, files...)...)
+	if *update && len(solves) > 0 {
+		if code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir, "--update-baseline"}, solves...)...); code != ExitOK {
+			t.Fatalf("writing the solve goldens: exit %d\n%s%s", code, stdout, stderr)
+		}
+	}
+	checked := files
+	if raceDetector {
+		checked = slices.DeleteFunc(slices.Clone(files), func(f string) bool { return slices.Contains(solves, f) })
+		for _, f := range solves {
+			if code, _, stderr := stormsim("validate", "-c", f); code != ExitOK {
+				t.Errorf("validate %s: exit %d: %s", f, code, stderr)
+			}
+		}
+		solves = nil
+	}
+	code, stdout, stderr := stormsim(append([]string{"check", "--baseline-dir", goldenDir}, checked...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d (go test ./cli -run Golden -update refreshes the goldens after a deliberate change)\n%s%s", code, stdout, stderr)
 	}
-	for _, f := range files {
+	for _, f := range checked {
 		if !strings.Contains(stdout, "["+f+"]") && !strings.Contains(stdout, "PASS "+f+": sweep of ") {
 			t.Errorf("%s not checked:\n%s", f, stdout)
 		}
 	}
-	if n := strings.Count(stdout, " series within 0%"); n != len(files)-strings.Count(stdout, ": sweep of ") {
+	if n := strings.Count(stdout, " probes within 0% "); n != len(solves) {
+		t.Errorf("%d solve baselines compared, want %d:\n%s", n, len(solves), stdout)
+	}
+	if n := strings.Count(stdout, " series within 0%"); n != len(checked)-len(solves)-strings.Count(stdout, ": sweep of ") {
 		t.Errorf("%d baselines compared their series, want every scenario's:\n%s", n, stdout)
 	}
 }

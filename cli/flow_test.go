@@ -13,23 +13,25 @@ import (
 // TestDataFlowsOneWay keeps stormsim's packages in the order its data
 // flows: config (YAML) -> sim (the engine, with its policies and models)
 // -> runner -> results -> check and plots -> sweep (which holds its
-// points to the base scenario's checks) -> htmlreport (which sets them,
-// and a calibration, on one page) -> cli; budget estimates from the
-// scenario and the results' shape, upstream of what runs it. No package
+// points to the base scenario's checks) -> solve (which searches with
+// sweep's points) -> htmlreport (which sets them, and a calibration, on
+// one page) -> cli; budget estimates from the scenario and the results'
+// shape, upstream of what runs it. No package
 // imports one further down the flow, so that, for instance, results takes
 // the config hash it is given rather than reaching back for package config.
 func TestDataFlowsOneWay(t *testing.T) {
 	downstream := map[string][]string{
-		"policies": {"budget", "models", "sim", "config", "runner", "results", "check", "plots", "sweep", "htmlreport", "cli", "calibrate", "gateway"},
-		"models":   {"budget", "sim", "config", "runner", "results", "check", "plots", "sweep", "htmlreport", "cli", "calibrate", "gateway"},
-		"sim":      {"budget", "config", "runner", "results", "check", "plots", "sweep", "htmlreport", "cli", "calibrate", "gateway"},
-		"config":   {"runner", "results", "check", "plots", "sweep", "htmlreport", "cli", "calibrate"},
-		"runner":   {"config", "check", "plots", "sweep", "htmlreport", "cli", "calibrate"},
-		"results":  {"budget", "config", "runner", "check", "plots", "sweep", "htmlreport", "cli", "calibrate"},
-		"check":    {"config", "runner", "plots", "sweep", "htmlreport", "cli", "calibrate"},
-		"plots":    {"config", "runner", "results", "check", "sweep", "htmlreport", "cli", "calibrate"},
-		"sweep":    {"htmlreport", "cli", "calibrate"},
-		"budget":   {"config", "runner", "check", "plots", "sweep", "htmlreport", "cli", "calibrate", "gateway"},
+		"policies": {"budget", "models", "sim", "config", "runner", "results", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate", "gateway"},
+		"models":   {"budget", "sim", "config", "runner", "results", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate", "gateway"},
+		"sim":      {"budget", "config", "runner", "results", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate", "gateway"},
+		"config":   {"runner", "results", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate"},
+		"runner":   {"config", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate"},
+		"results":  {"budget", "config", "runner", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate"},
+		"check":    {"config", "runner", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate"},
+		"plots":    {"config", "runner", "results", "check", "sweep", "solve", "htmlreport", "cli", "calibrate"},
+		"sweep":    {"solve", "htmlreport", "cli", "calibrate"},
+		"solve":    {"htmlreport", "cli", "calibrate"},
+		"budget":   {"config", "runner", "check", "plots", "sweep", "solve", "htmlreport", "cli", "calibrate", "gateway"},
 		// calibrate's page is drawn from calibrate/report's document, by
 		// the command that ran the calibration.
 		"calibrate":  {"htmlreport", "cli"},

@@ -23,7 +23,7 @@ import (
 // Exit codes of stormsim.
 const (
 	ExitOK          = 0 // success
-	ExitCheckFailed = 1 // a check ran and failed
+	ExitCheckFailed = 1 // a check ran and failed, or a solve found no value that meets its requirements
 	ExitUsage       = 2 // bad flags, arguments or config
 	ExitInternal    = 3 // a bug or an I/O failure
 	// ExitInterrupted is the shell's code for a process stopped by SIGINT
@@ -55,6 +55,7 @@ var commands = []*command{
 	cmdPolicies,
 	cmdReport,
 	cmdRun,
+	cmdSolve,
 	cmdSweep,
 	cmdValidate,
 }
@@ -214,7 +215,7 @@ func writeUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'stormsim help COMMAND' for its flags, 'stormsim --version' for the version.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed, 2 bad usage or config, 3 internal error, 130 interrupted.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 a check failed or a solve found no value, 2 bad usage or config, 3 internal error, 130 interrupted.")
 }
 
 // flagSet returns a flag set for c that reports errors through parse.

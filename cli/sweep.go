@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"stormsim/budget"
 	"stormsim/config"
 	"stormsim/htmlreport"
@@ -26,20 +28,17 @@ var cmdSweep = &command{
 
 // sweepRun is one stormsim sweep: its flags and what they resolve to.
 type sweepRun struct {
-	e              *env
-	args           []string // as given, for the --resume command
-	file           string
-	sets           []string // --set, on the base scenario of every point
-	out            outFlags
-	rf             runFlags
-	shardFlag      string
-	resume, charts bool
-	shard          shard
-	progress       *sweep.Progress // nil: none
-	limits         budget.Limits
-	plan           *sweep.Plan
-	name           string // the sweep's name, safe for a terminal
-	points         int    // points this shard runs
+	e    *env
+	args []string // as given, for the --resume command
+	file string
+	sets []string // --set, on the base scenario of every point
+	out  outFlags
+	rf   runFlags
+	batchFlags
+	limits budget.Limits
+	plan   *sweep.Plan
+	name   string // the sweep's name, safe for a terminal
+	points int    // points this shard runs
 }
 
 func runSweep(e *env, cmd *command, args []string) error {
@@ -101,11 +100,7 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	r.out.add(fs, "write sweep.json, sweep.ndjson, sweep.csv and charts into `DIR` (created)")
 	fs.StringArrayVar(&r.sets, "set", nil, "override a key of the base scenario at every point with a YAML `path=value`, e.g. seed=7 (repeatable; not a key an axis sets)")
 	r.rf.add(fs)
-	fs.StringVar(&r.shardFlag, "shard", "", "run only points whose index % N == I, given as `I/N`; auto takes I and N from a Slurm array, "+
-		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
-	fs.BoolVar(&r.resume, "resume", false, "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
-	progress := fs.String("progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
-	fs.BoolVar(&r.charts, "charts", true, "draw the charts")
+	r.batchFlags.add(fs, "run only points whose index % N == I", "keep the points already in DIR/sweep.ndjson (of the same sweep) and run the rest")
 	if done, err := parse(r.e, cmd, fs, args); done || err != nil {
 		return done, err
 	}
@@ -115,14 +110,39 @@ func (r *sweepRun) parseFlags(cmd *command, args []string) (done bool, err error
 	if r.file == "" || r.out.dir == "" {
 		return false, usageErrorf("stormsim sweep: -c SWEEP.yaml and -o DIR are required")
 	}
-	if r.shard, err = parseShard(r.shardFlag, r.e.lookupEnv); err != nil {
-		return false, err
-	}
-	if r.progress, err = progressFlag(r.e, cmd.name, *progress); err != nil {
+	if err := r.batchFlags.resolve(r.e, cmd.name); err != nil {
 		return false, err
 	}
 	r.limits, err = r.rf.limits(cmd.name)
 	return false, err
+}
+
+// batchFlags are the flags of a command that runs many storms into a
+// directory, sharded and resumed: sweep and solve.
+type batchFlags struct {
+	shardFlag, progressMode string
+	resume, charts          bool
+	shard                   shard
+	progress                *sweep.Progress // nil: none
+}
+
+// add defines --shard (sharding says what a shard runs), --resume
+// (resuming says what it keeps), --progress and --charts.
+func (b *batchFlags) add(fs *pflag.FlagSet, sharding, resuming string) {
+	fs.StringVar(&b.shardFlag, "shard", "", sharding+", given as `I/N`; auto takes I and N from a Slurm array, "+
+		"auto/N takes I from a Kubernetes Indexed Job of N completions (join the shards with stormsim merge)")
+	fs.BoolVar(&b.resume, "resume", false, resuming)
+	fs.StringVar(&b.progressMode, "progress", "auto", "progress on stderr: `auto` (a live line on a terminal, else plain), plain (a line every few seconds) or none")
+	fs.BoolVar(&b.charts, "charts", true, "draw the charts")
+}
+
+// resolve reads --shard and --progress.
+func (b *batchFlags) resolve(e *env, cmd string) (err error) {
+	if b.shard, err = parseShard(b.shardFlag, e.lookupEnv); err != nil {
+		return err
+	}
+	b.progress, err = progressFlag(e, cmd, b.progressMode)
+	return err
 }
 
 // checkGrid checks every point of the plan, saying how far it got on a

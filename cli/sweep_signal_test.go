@@ -27,31 +27,8 @@ func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "cut")
 	args := []string{"sweep", "-c", cfg, "-o", dir, "--progress", "none", "--charts=false", "--workers", "1"}
-	type outcome struct {
-		code   int
-		stderr string
-	}
-	done := make(chan outcome)
-	go func() {
-		code, _, stderr := stormsim(args...)
-		done <- outcome{code, stderr}
-	}()
-	// The signal goes once a line is written, when the sweep's handler is
-	// surely installed.
-	for {
-		if data, _ := os.ReadFile(filepath.Join(dir, "sweep.ndjson")); bytes.Contains(data, []byte("\n")) {
-			break
-		}
-		select {
-		case o := <-done:
-			t.Fatalf("the sweep ended before it could be interrupted: exit %d %s", o.code, o.stderr)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	o := <-done
 	points := filepath.Join(dir, "sweep.ndjson")
+	o := interruptOnceWritten(t, args, points)
 	want := "stormsim sweep: interrupted: "
 	tail := " of 800 points are in " + points + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
 	if o.code != ExitInterrupted || !strings.HasPrefix(o.stderr, want) || !strings.HasSuffix(o.stderr, tail) {
@@ -69,6 +46,37 @@ func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 			t.Errorf("%s after the resume differs from an uninterrupted sweep's", n)
 		}
 	}
+}
+
+// outcome is how an interrupted command ended.
+type outcome struct {
+	code   int
+	stderr string
+}
+
+// interruptOnceWritten runs stormsim with args and sends the process
+// SIGINT once file holds a whole line, when the command's handler is
+// surely installed.
+func interruptOnceWritten(t *testing.T, args []string, file string) outcome {
+	t.Helper()
+	done := make(chan outcome)
+	go func() {
+		code, _, stderr := stormsim(args...)
+		done <- outcome{code, stderr}
+	}()
+	for {
+		if data, _ := os.ReadFile(file); bytes.Contains(data, []byte("\n")) {
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("%s ended before it could be interrupted: exit %d %s", args[0], o.code, o.stderr)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	return <-done
 }
 
 // TestRunCtrlCStopsTheStorm sends SIGINT during a long storm (some 500 M
@@ -114,4 +122,43 @@ func TestRunCtrlCStopsTheStorm(t *testing.T) {
 		t.Error("an interrupted run left its output directory")
 	}
 	t.Logf("stopped %v after SIGINT", time.Since(sent).Round(time.Millisecond))
+}
+
+// TestSolveCtrlCKeepsItsProbes sends SIGINT while a solve runs: it must
+// exit 130 with the probes finished kept, each line whole, and the
+// --resume command, which must finish the solve into exactly what an
+// uninterrupted run writes.
+func TestSolveCtrlCKeepsItsProbes(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "long.yaml")
+	long := strings.Replace(strings.Replace(seedSolve, "PEAK", "1000", 1), "clients: 1000", "clients: 5000", 1)
+	long = strings.Replace(long, "min: 1, max: 500", "min: 10, max: 1000", 1) + "replications: 8\n"
+	os.WriteFile(cfg, []byte(long), 0o644)
+	whole := filepath.Join(t.TempDir(), "whole")
+	if code, _, stderr := stormsim("solve", "-c", cfg, "-o", whole, "--progress", "none", "--charts=false"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "cut")
+	args := []string{"solve", "-c", cfg, "-o", dir, "--progress", "none", "--charts=false", "--workers", "1"}
+	probes := filepath.Join(dir, "probes.ndjson")
+	o := interruptOnceWritten(t, args, probes)
+	want := "stormsim solve: interrupted: "
+	tail := " probes are in " + probes + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
+	if o.code != ExitInterrupted || !strings.HasPrefix(o.stderr, want) || !strings.HasSuffix(o.stderr, tail) {
+		t.Fatalf("exit %d, stderr %q; want exit 130 and %q...%q", o.code, o.stderr, want, tail)
+	}
+	if data, _ := os.ReadFile(probes); len(data) == 0 || data[len(data)-1] != '\n' {
+		t.Error("probes.ndjson does not end with a whole line")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "solve.json")); err == nil {
+		t.Error("an interrupted solve wrote solve.json")
+	}
+	if code, _, stderr := stormsim(append(args, "--resume")...); code != ExitOK {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	got, want2 := readDir(t, dir), readDir(t, whole)
+	for _, n := range []string{"probes.ndjson", "probes.json", "solve.json", "solve.csv"} {
+		if !bytes.Equal(got[n], want2[n]) {
+			t.Errorf("%s after the resume differs from an uninterrupted solve's", n)
+		}
+	}
 }

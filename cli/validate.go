@@ -11,13 +11,14 @@ import (
 	"stormsim/internal/safetext"
 	"stormsim/results"
 	"stormsim/runner"
+	"stormsim/solve"
 	"stormsim/sweep"
 )
 
 // cmdValidate is stormsim validate.
 var cmdValidate = &command{
 	name:    "validate",
-	summary: "check a config or a sweep file without running it, and estimate its memory, time and files",
+	summary: "check a config, a sweep or a solve file without running it, and estimate its memory, time and files",
 	usage:   "-c FILE [--set path=value]... [--policy label]... [--replications R] [--workers N] [--max-memory SIZE] [--max-time D]",
 	run:     runValidate,
 }
@@ -46,6 +47,9 @@ func runValidate(e *env, cmd *command, args []string) error {
 		}
 		if doc.HasKey("axes") {
 			return validateSweep(e, sf, rf, limits)
+		}
+		if doc.HasKey("vary") {
+			return validateSolve(e, sf, rf, limits)
 		}
 	}
 	return validateScenario(e, cmd, sf, rf, limits)
@@ -124,5 +128,27 @@ func validateSweep(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) 
 		safetext.Terminal(sf.configPath), results.DisplayName(plan.Name), human.Count(int64(plan.Size)), plan.Dimensions(),
 		plan.Replications, plural(plan.Replications, "", "s"), len(plan.Labels), plural(len(plan.Labels), "y", "ies"), plan.Hash,
 		est.Summary(limits), human.Bytes(est.OutputBytes))
+	return err
+}
+
+// validateSolve checks a solve file, every case and combination at both
+// ends of its range, and prints what the solve can ask for at most.
+func validateSolve(e *env, sf scenarioFlags, rf runFlags, limits budget.Limits) error {
+	if len(sf.policies) > 0 {
+		return usageErrorf("stormsim validate: %s is a solve file: it runs the policies its requirements name", safetext.Terminal(sf.configPath))
+	}
+	p, err := solve.Load(sf.configPath, solve.Options{Replications: rf.replications, Sets: sf.sets})
+	if err != nil {
+		return badInput(err)
+	}
+	sh := p.Shape()
+	est := budget.Sweep(sh, limits, rf.workers)
+	if err := est.CheckSweep(limits, -1, p.Replications, ""); err != nil {
+		return solveOverBudget(err, p, rf)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: ok: solve %s for the %s %s, %d requirement%s, %d case%s x %d combination%s of given values, %d replication%s of %s a probe (solve %s)\n  estimate: at most %s probes; %s; about %s of files\n",
+		safetext.Terminal(sf.configPath), results.DisplayName(p.Name), p.Domain.Goal, safetext.Terminal(p.Domain.Key), len(p.Requirements), plural(len(p.Requirements), "", "s"),
+		p.Cases(), plural(p.Cases(), "", "s"), p.Combinations(), plural(p.Combinations(), "", "s"), p.Replications, plural(p.Replications, "", "s"),
+		safetext.Terminal(strings.Join(p.Policies, ", ")), p.Hash, human.Count(int64(sh.Points)), est.Summary(limits), human.Bytes(est.OutputBytes))
 	return err
 }

@@ -225,11 +225,18 @@ func (d *decoder) structure(at, n *yaml.Node, v reflect.Value, path string) erro
 			}
 		}
 		problem := "unknown key; valid keys: " + keyList(fields)
-		if path == "" && (name == "axes" || name == "base" || name == "scenario") {
-			// Before a near key: base is two edits from name.
+		switch {
+		case path == "" && name == "axes":
 			problem = "a sweep file key: this file looks like a sweep, not a scenario (run it with stormsim sweep -c FILE -o DIR)"
-		} else if best, ok := closestKey(name, fields); ok {
-			problem = "unknown key; did you mean " + best + "?"
+		case path == "" && (name == "vary" || name == "require"):
+			problem = "a solve file key: this file looks like a solve, not a scenario (run it with stormsim solve -c FILE)"
+		case path == "" && (name == "base" || name == "scenario"):
+			// Before a near key: base is two edits from name.
+			problem = "a sweep or solve file key: this file is not a scenario (run a sweep with stormsim sweep -c FILE -o DIR, a solve with stormsim solve -c FILE)"
+		default:
+			if best, ok := closestKey(name, fields); ok {
+				problem = "unknown key; did you mean " + best + "?"
+			}
 		}
 		return &Error{Where: d.doc.where(k), Path: keyPath, Problem: problem}
 	})

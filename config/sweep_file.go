@@ -116,13 +116,13 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Base, err = n.base(f, doc); err != nil {
+	if f.Base, err = n.base.load(f.File, &f.BaseFile, doc, "a sweep"); err != nil {
 		return nil, err
 	}
 	if n.axes == nil {
 		return nil, &Error{Where: name, Path: "axes", Problem: "a sweep needs axes: a mapping of config paths to value lists or ranges"}
 	}
-	if f.Axes, err = d.sweepAxes(n.axes); err != nil {
+	if f.Axes, err = d.sweepAxes(n.axes, "axes", "axis"); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -131,7 +131,26 @@ func ParseSweep(name string, data []byte) (*SweepFile, error) {
 // sweepNodes are the parts of a sweep file decoded after its keys are
 // read: the base (a file or an inline scenario) and the axes.
 type sweepNodes struct {
-	baseFile, scenario, axes *yaml.Node
+	base baseNodes
+	axes *yaml.Node
+}
+
+// baseNodes are the base: and scenario: keys of a sweep or solve file.
+type baseNodes struct {
+	baseFile, scenario *yaml.Node
+}
+
+// key decodes base: (into *baseFile) or scenario:, keeping its node.
+func (b *baseNodes) key(d *decoder, v *yaml.Node, key string, baseFile *string) error {
+	if key == "base" {
+		b.baseFile = v
+		return d.scalarString(v, key, baseFile)
+	}
+	b.scenario = deref(v)
+	if b.scenario.Kind != yaml.MappingNode {
+		return d.fail(v, b.scenario, key, "must be a mapping holding a scenario (name:, clients:, ...)")
+	}
+	return nil
 }
 
 // sweepKey decodes one top-level key of a sweep file into f, or keeps its
@@ -140,21 +159,12 @@ func (d *decoder) sweepKey(f *SweepFile, n *sweepNodes, k, v *yaml.Node, key str
 	switch key {
 	case "name":
 		return d.scalarString(v, key, &f.Name)
-	case "base":
-		n.baseFile = v
-		return d.scalarString(v, key, &f.BaseFile)
-	case "scenario":
-		n.scenario = deref(v)
-		if n.scenario.Kind != yaml.MappingNode {
-			return d.fail(v, n.scenario, key, "must be a mapping holding a scenario (name:, clients:, ...)")
-		}
+	case "base", "scenario":
+		return n.base.key(d, v, key, &f.BaseFile)
 	case "replications":
-		r := 0
-		if err := d.decode(v, reflectValue(&r), key); err != nil {
+		r, err := d.positive(v, key)
+		if err != nil {
 			return err
-		}
-		if r < 1 {
-			return d.fail(v, v, key, "must be >= 1")
 		}
 		f.Replications = r
 		f.ReplicationsWhere = d.doc.where(k)
@@ -181,25 +191,38 @@ func (d *decoder) sweepKey(f *SweepFile, n *sweepNodes, k, v *yaml.Node, key str
 	return nil
 }
 
-// base is the sweep's base scenario, parsed: the inline scenario, or the
-// base file read relative to the sweep file (f.BaseFile is made so).
-func (n *sweepNodes) base(f *SweepFile, doc *Document) (*Document, error) {
+// positive decodes an integer >= 1.
+func (d *decoder) positive(v *yaml.Node, key string) (int, error) {
+	r := 0
+	if err := d.decode(v, reflectValue(&r), key); err != nil {
+		return 0, err
+	}
+	if r < 1 {
+		return 0, d.fail(v, v, key, "must be >= 1")
+	}
+	return r, nil
+}
+
+// load is the base scenario of the sweep or solve file called file (what
+// says which, "a sweep"), parsed: the inline scenario, or the base file
+// read relative to it (*baseFile is made so).
+func (b *baseNodes) load(file string, baseFile *string, doc *Document, what string) (*Document, error) {
 	switch {
-	case n.baseFile != nil && n.scenario != nil:
-		return nil, &Error{Where: doc.where(n.baseFile), Path: "base", Problem: "give either base: FILE or an inline scenario:, not both"}
-	case n.scenario != nil:
-		return &Document{file: f.File, root: n.scenario, origin: map[*yaml.Node]string{}}, nil
-	case n.baseFile != nil:
-		if !filepath.IsAbs(f.BaseFile) {
-			f.BaseFile = filepath.Join(filepath.Dir(f.File), f.BaseFile)
+	case b.baseFile != nil && b.scenario != nil:
+		return nil, &Error{Where: doc.where(b.baseFile), Path: "base", Problem: "give either base: FILE or an inline scenario:, not both"}
+	case b.scenario != nil:
+		return &Document{file: file, root: b.scenario, origin: map[*yaml.Node]string{}}, nil
+	case b.baseFile != nil:
+		if !filepath.IsAbs(*baseFile) {
+			*baseFile = filepath.Join(filepath.Dir(file), *baseFile)
 		}
-		data, err := readFile(f.BaseFile)
+		data, err := readFile(*baseFile)
 		if err != nil {
 			return nil, err
 		}
-		return ParseDocument(f.BaseFile, data)
+		return ParseDocument(*baseFile, data)
 	}
-	return nil, &Error{Where: f.File, Problem: "a sweep needs base: FILE (a scenario config) or an inline scenario: mapping"}
+	return nil, &Error{Where: file, Problem: what + " needs base: FILE (a scenario config) or an inline scenario: mapping"}
 }
 
 // isScenarioKey reports whether key is a top-level key of a scenario file.
@@ -222,11 +245,14 @@ func (d *decoder) scalarString(v *yaml.Node, path string, out *string) error {
 	return nil
 }
 
-func (d *decoder) sweepAxes(n *yaml.Node) ([]SweepAxis, error) {
+// sweepAxes decodes a mapping of config paths to value lists or ranges:
+// a sweep's axes, a solve's given keys. prefix names the mapping in
+// errors ("axes") and entry one of its entries ("axis").
+func (d *decoder) sweepAxes(n *yaml.Node, prefix, entry string) ([]SweepAxis, error) {
 	var axes []SweepAxis
-	err := d.entries(n, deref(n), "axes", func(k, v *yaml.Node, _ string) error {
+	err := d.entries(n, deref(n), prefix, func(k, v *yaml.Node, _ string) error {
 		path := deref(k).Value
-		keyPath := "axes." + path
+		keyPath := prefix + "." + path
 		if _, err := parsePath(path); err != nil {
 			return &Error{Where: d.doc.where(k), Path: keyPath, Problem: err.Error()}
 		}
@@ -255,7 +281,7 @@ func (d *decoder) sweepAxes(n *yaml.Node) ([]SweepAxis, error) {
 		return nil
 	})
 	if err == nil && len(axes) == 0 {
-		err = d.fail(n, deref(n), "axes", "needs at least one axis")
+		err = d.fail(n, deref(n), prefix, "needs at least one "+entry)
 	}
 	return axes, err
 }

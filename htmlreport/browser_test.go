@@ -46,6 +46,9 @@ func shippedReports(t *testing.T, root string) []shipped {
 	}
 	for _, c := range configs {
 		name := strings.TrimSuffix(filepath.Base(c), ".yaml")
+		if strings.HasPrefix(name, "solve-") {
+			continue // a solve's outputs have no report page yet
+		}
 		dir := filepath.Join(root, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

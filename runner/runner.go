@@ -109,7 +109,14 @@ func RunOne(s *sim.Scenario, spec policies.Spec, seed uint64) (sim.Result, error
 
 // RunOneWith is RunOne calling report as sim.RunWithProgress does; when
 // report returns false the storm stops and RunOneWith returns ErrStopped.
-func RunOneWith(s *sim.Scenario, spec policies.Spec, seed uint64, report func(sim.Progress) bool) (sim.Result, error) {
+// A panic in the engine comes back as an error: a storm run on a pool's
+// goroutine cannot be recovered by its caller.
+func RunOneWith(s *sim.Scenario, spec policies.Spec, seed uint64, report func(sim.Progress) bool) (r sim.Result, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r, err = sim.Result{}, fmt.Errorf("the engine panicked: %v", x)
+		}
+	}()
 	b, err := policies.New(spec)
 	if err != nil {
 		return sim.Result{}, fmt.Errorf("policy %s: %w", spec.Label, err)
@@ -118,7 +125,7 @@ func RunOneWith(s *sim.Scenario, spec policies.Spec, seed uint64, report func(si
 		return sim.Run(s, b, seed), nil
 	}
 	stopped := false
-	r := sim.RunWithProgress(s, b, seed, func(p sim.Progress) bool {
+	r = sim.RunWithProgress(s, b, seed, func(p sim.Progress) bool {
 		if !report(p) {
 			stopped = true
 		}

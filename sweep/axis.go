@@ -41,9 +41,9 @@ func (a Axis) Numeric() bool {
 // that never ends.
 const maxRangeSteps = 10_000
 
-// expandAxis turns an axis as written into its grid values: a list as
+// ExpandAxis turns an axis as written into its grid values: a list as
 // written, or a range's steps.
-func expandAxis(ax config.SweepAxis) (Axis, error) {
+func ExpandAxis(ax config.SweepAxis) (Axis, error) {
 	if ax.Range == nil {
 		return expandList(ax), nil
 	}
@@ -97,7 +97,7 @@ func expandRange(ax config.SweepAxis) (Axis, error) {
 	integers := !ends.durations && isInteger(r.From) && isInteger(r.To)
 	seen := map[string]bool{}
 	for i := range r.Steps {
-		v := stepValue(rangePoint(ends.from, ends.to, i, r.Steps, out.Log), ends.durations, integers)
+		v := NumberValue(rangePoint(ends.from, ends.to, i, r.Steps, out.Log), ends.durations, integers)
 		if seen[v.Label] {
 			return Axis{}, axisError(ax, "%d steps from %s to %s repeat the value %s; use fewer steps, or write from and to with a decimal point for fractional values",
 				r.Steps, r.From, r.To, v.Label)
@@ -135,10 +135,10 @@ func readRange(ax config.SweepAxis) (rangeEnds, error) {
 	return rangeEnds{from: from, to: to, durations: fromDur}, nil
 }
 
-// stepValue names a range's value x: a duration (x in nanoseconds)
+// NumberValue names a range's value x: a duration (x in nanoseconds)
 // rounded to the microsecond, as a log grid would otherwise name points
 // 86.60254037ms; an integer; or a number to 6 significant digits.
-func stepValue(x float64, duration, integer bool) Value {
+func NumberValue(x float64, duration, integer bool) Value {
 	switch {
 	case duration:
 		d := time.Duration(math.Round(x/1e3)) * time.Microsecond

@@ -53,7 +53,7 @@ func TestExpandAxis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := expandAxis(tt.in)
+			a, err := ExpandAxis(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
@@ -79,14 +79,14 @@ func TestExpandAxis(t *testing.T) {
 }
 
 func TestAxisChartPositions(t *testing.T) {
-	a, err := expandAxis(config.SweepAxis{Path: "k", Values: []string{"500ms", "1.5s"}})
+	a, err := ExpandAxis(config.SweepAxis{Path: "k", Values: []string{"500ms", "1.5s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Values[0].X != 500 || a.Values[1].X != 1500 || !a.Numeric() {
 		t.Errorf("durations at %v %v, want 500 1500 (ms)", a.Values[0].X, a.Values[1].X)
 	}
-	w, _ := expandAxis(config.SweepAxis{Path: "k", Values: []string{"full", "3"}})
+	w, _ := ExpandAxis(config.SweepAxis{Path: "k", Values: []string{"full", "3"}})
 	if !math.IsNaN(w.Values[0].X) || w.Values[1].X != 3 || w.Numeric() {
 		t.Errorf("words: %+v", w.Values)
 	}

@@ -65,11 +65,11 @@ func scanPoints(ctx context.Context, m Manifest, path string, each func(r *Recor
 	seen := map[string]bool{}
 	count := 0
 	var misplaced error
-	_, err := eachLine(path, func(k int, l Line) error {
+	_, err := EachLine(path, func(k int, l Line) error {
 		if ctx.Err() != nil {
 			return &InterruptedError{Done: m.Points, Points: m.Points, File: path, Finishing: true}
 		}
-		r, err := l.decode(path, k)
+		r, err := l.Decode(path, k)
 		if err != nil {
 			return err
 		}
@@ -131,11 +131,11 @@ func (t *csvTable) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	out.Write(t.header(stats))
-	_, err := eachLine(t.path, func(k int, l Line) error {
+	_, err := EachLine(t.path, func(k int, l Line) error {
 		if t.ctx.Err() != nil {
 			return &InterruptedError{Done: t.m.Points, Points: t.m.Points, File: t.path, Finishing: true}
 		}
-		r, err := l.decode(t.path, k)
+		r, err := l.Decode(t.path, k)
 		if err != nil {
 			return err
 		}

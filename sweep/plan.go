@@ -99,7 +99,7 @@ func Open(path string, replications int) (*Plan, error) {
 func open(f *config.SweepFile, replications int) (*Plan, error) {
 	p := &Plan{Name: f.Name, Size: 1, metrics: f.Metrics, file: f}
 	for _, fa := range f.Axes {
-		ax, err := expandAxis(fa)
+		ax, err := ExpandAxis(fa)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func (p *Plan) Check(progress func(done int) bool) error {
 		storms := int64(len(s.Policies) * s.Replications)
 		p.cost[i] = float32(float64(storms) * float64(s.Clients))
 		p.storms[i] = uint32(min(storms, 1<<32-1))
-		p.addShape(&sh, pt, storms)
+		AddShape(&sh, s, pt.ID)
 	}
 	if progress != nil {
 		progress(p.Size)
@@ -254,7 +254,7 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	for i, ref := range p.Metrics {
 		err := cat.Check(ref)
 		if err == nil {
-			err = noData(ref, modelsOn)
+			err = NoData(ref, modelsOn, "point of the sweep")
 		}
 		if err != nil {
 			return &config.Error{Where: p.metrics[i].Where, Path: "metrics", Problem: err.Error()}
@@ -274,9 +274,11 @@ func (p *Plan) checkMetrics(modelsOn map[string]bool) error {
 	return nil
 }
 
-// noData refuses a metric that no point can have: its model is off
-// everywhere, so its chart would be empty.
-func noData(ref results.MetricRef, modelsOn map[string]bool) error {
+// NoData refuses a metric that no point can have: its model is off
+// everywhere (modelsOn lists the scenario keys of the models on at some
+// point), so its chart would be empty. what names the points: "point of
+// the sweep", "probe of the solve".
+func NoData(ref results.MetricRef, modelsOn map[string]bool, what string) error {
 	keys := results.ModelKeys(ref.Field)
 	if keys == nil {
 		return nil
@@ -286,12 +288,13 @@ func noData(ref results.MetricRef, modelsOn map[string]bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: no point of the sweep has data for it: it comes from the %s: model, which is off", ref, strings.Join(keys, ": or "))
+	return fmt.Errorf("%s: no %s has data for it: it comes from the %s: model, which is off", ref, what, strings.Join(keys, ": or "))
 }
 
-// addShape adds point pt's demands to sh.
-func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
-	s := pt.Scenario
+// AddShape adds to sh the demands of a point (id names it) that runs s:
+// each of its policies once per replication.
+func AddShape(sh *budget.SweepShape, s *sim.Scenario, id string) {
+	storms := int64(len(s.Policies) * s.Replications)
 	sh.Points++
 	sh.Storms += storms
 	sh.ClientStorms += float64(storms) * float64(s.Clients)
@@ -310,8 +313,8 @@ func (p *Plan) addShape(sh *budget.SweepShape, pt Point, storms int64) {
 	if s.Replications > 1 {
 		columns = int64(len(results.Stats))
 	}
-	line := int64(160+len(pt.ID)*2) + metrics*budget.NameBytes + storms*metrics*budget.TextValueBytes
-	row := int64(len(pt.ID)*2+64) + metrics*columns*budget.TextValueBytes
+	line := int64(160+len(id)*2) + metrics*budget.NameBytes + storms*metrics*budget.TextValueBytes
+	row := int64(len(id)*2+64) + metrics*columns*budget.TextValueBytes
 	sh.OutputBytes += line + int64(len(s.Policies))*row
 }
 
@@ -325,44 +328,72 @@ func (p *Plan) Point(i int) (Point, error) {
 		pt.Coords[a] = rest % n
 		rest /= n
 	}
-	doc := p.base.Clone()
-	ids := make([]string, len(p.Axes))
+	settings := make([]Setting, len(p.Axes))
 	for a, ax := range p.Axes {
-		v := ax.Values[pt.Coords[a]]
-		ids[a] = ax.Path + "=" + v.Label
-		if err := doc.SetValue(ax.Path, p.value(a, pt.Coords[a])); err != nil {
-			return pt, p.pointError(err, ids[:a+1])
-		}
+		settings[a] = Setting{Path: ax.Path, Label: ax.Values[pt.Coords[a]].Label, Value: p.values[a][pt.Coords[a]], Where: ax.Where}
 	}
-	pt.ID = strings.Join(ids, " ")
-	file, err := doc.ScenarioFile()
+	pt.ID = SettingsID(settings)
+	file, err := Configure(p.base, settings, "sweep point")
 	if err != nil {
-		return pt, p.pointError(err, ids)
+		return pt, err
 	}
 	pt.Scenario = file.Scenario
 	pt.ConfigHash = file.Hash()
 	return pt, nil
 }
 
-// value is axis a's value k, parsed once.
-func (p *Plan) value(a, k int) *config.Value {
-	return p.values[a][k]
+// Setting is one config key set at a point: an axis's value at a sweep
+// point, or a key a solve sets at a probe.
+type Setting struct {
+	Path  string        // config key path, e.g. "admission.rate"
+	Label string        // the value as ids, charts and the CSV name it
+	Value *config.Value // parsed once
+	Where string        // FILE:LINE of what set it, where an error in the value belongs
 }
 
-// pointError places an error found at one grid point: on the axis whose
-// value caused it when the value itself is wrong, and with the point named.
-func (p *Plan) pointError(err error, ids []string) error {
+// SettingsID names a point by its settings: "lease.duration=500ms
+// lease.sweep_every=100ms".
+func SettingsID(settings []Setting) string {
+	ids := make([]string, len(settings))
+	for i, st := range settings {
+		ids[i] = st.Path + "=" + st.Label
+	}
+	return strings.Join(ids, " ")
+}
+
+// Configure is base with every setting applied in order, resolved and
+// validated. An error names the point (what it is, e.g. "sweep point",
+// and its settings) and, when a setting's value is wrong, is placed at
+// that setting's Where.
+func Configure(base *config.Document, settings []Setting, what string) (*config.ScenarioFile, error) {
+	doc := base.Clone()
+	for a, st := range settings {
+		if err := doc.SetValue(st.Path, st.Value); err != nil {
+			return nil, pointError(err, settings, a+1, what)
+		}
+	}
+	file, err := doc.ScenarioFile()
+	if err != nil {
+		return nil, pointError(err, settings, len(settings), what)
+	}
+	return file, nil
+}
+
+// pointError places an error found at a point: on the setting whose value
+// caused it when the value itself is wrong, and with the first applied
+// settings named.
+func pointError(err error, settings []Setting, applied int, what string) error {
 	var ce *config.Error
 	if !errors.As(err, &ce) {
 		return err
 	}
 	out := *ce
-	for _, ax := range p.Axes {
-		if strings.HasPrefix(ce.Where, "--set "+ax.Path+"=") {
-			out.Where = ax.Where
+	for _, st := range settings {
+		if strings.HasPrefix(ce.Where, "--set "+st.Path+"=") && st.Where != "" {
+			out.Where = st.Where
 		}
 	}
-	out.Problem += " [at sweep point " + strings.Join(ids, " ") + "]"
+	out.Problem += " [at " + what + " " + SettingsID(settings[:applied]) + "]"
 	return &out
 }
 

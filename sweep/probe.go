@@ -81,7 +81,7 @@ func (p *Plan) runPoint(pt Point, workers int) ([]results.Summary, error) {
 	}
 	err := runner.ForEach(len(s.Policies)*s.Replications, workers, func(j int) error {
 		rep, pol := j/len(s.Policies), j%len(s.Policies)
-		r, err := runStorm(s, pol, s.Seed+uint64(rep), nil)
+		r, err := runner.RunOne(s, s.Policies[pol], s.Seed+uint64(rep))
 		if err != nil {
 			return fmt.Errorf("sweep point %d (%s): %w", pt.Index, pt.ID, err)
 		}

@@ -11,13 +11,15 @@ import (
 	"stormsim/internal/human"
 )
 
-// Progress reports a sweep on one writer (stderr): as a line rewritten in
-// place on a terminal (live), or as a new line every few seconds for logs.
-// A nil *Progress reports nothing.
+// Progress reports a sweep's points, or a solve's probes, on one writer
+// (stderr): as a line rewritten in place on a terminal (live), or as a
+// new line every few seconds for logs. A nil *Progress reports nothing.
 //
 // The time left is the work left over the rate of work done so far, work
 // counted in client-storms (each storm weighs its clients), so that an ETA
-// holds when the grid's later points are larger than its first.
+// holds when the grid's later points are larger than its first. A job
+// whose size is known only as it goes (a solve's probes) revises its
+// totals, and its line says they are estimates.
 type Progress struct {
 	w     io.Writer
 	live  bool
@@ -29,13 +31,12 @@ type Progress struct {
 	lastCheck time.Time
 	checkSeen bool // a checking line was shown
 
-	grid, points, resumed int
-	storms, work          int64 // storms and client-storms to run
-	pointsDone            atomic.Int64
-	stormsDone, workDone  atomic.Int64
-	started               time.Time
-	stop                  chan struct{}
-	wg                    sync.WaitGroup
+	totals               Totals
+	pointsDone           atomic.Int64
+	stormsDone, workDone atomic.Int64
+	started              time.Time
+	stop                 chan struct{}
+	wg                   sync.WaitGroup
 }
 
 // Report intervals: often enough to look alive on a terminal, rarely
@@ -88,11 +89,29 @@ func (p *Progress) Checking(title string, done, total int) {
 	p.show(line, done == total)
 }
 
-func (p *Progress) begin(grid, points, resumed int, storms, work int64) {
+// Totals are what a progress line counts towards.
+type Totals struct {
+	Title   string // what runs: "sweep", "solve"
+	Unit    string // what it counts: "points", "probes"
+	Units   int    // units this process runs, resumed ones included
+	Whole   int    // units of the whole job (> Units for a shard)
+	Resumed int    // units found done
+	// Storms and Work are the storms and client-storms to run.
+	Storms, Work int64
+	// Estimated: Units, Storms and Work are estimates, revised as the
+	// job goes (Revise).
+	Estimated bool
+}
+
+// Begin starts reporting towards t, a line every report interval until
+// End.
+func (p *Progress) Begin(t Totals) {
 	if p == nil {
 		return
 	}
-	p.grid, p.points, p.resumed, p.storms, p.work = grid, points, resumed, storms, work
+	p.mu.Lock()
+	p.totals = t
+	p.mu.Unlock()
 	p.started = p.now()
 	p.stop = make(chan struct{})
 	p.wg.Add(1)
@@ -111,21 +130,34 @@ func (p *Progress) begin(grid, points, resumed int, storms, work int64) {
 	}()
 }
 
-// stormDone counts a finished storm of clients clients.
-func (p *Progress) stormDone(clients int64) {
+// Revise replaces an estimated job's totals: units to run in all
+// (resumed ones included), and the storms and client-storms.
+func (p *Progress) Revise(units int, storms, work int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.totals.Units, p.totals.Storms, p.totals.Work = units, storms, work
+	p.mu.Unlock()
+}
+
+// StormDone counts a finished storm of clients clients.
+func (p *Progress) StormDone(clients int64) {
 	if p != nil {
 		p.stormsDone.Add(1)
 		p.workDone.Add(clients)
 	}
 }
 
-func (p *Progress) pointDone() {
+// UnitDone counts a finished point or probe.
+func (p *Progress) UnitDone() {
 	if p != nil {
 		p.pointsDone.Add(1)
 	}
 }
 
-func (p *Progress) end() {
+// End stops the reports after a last line.
+func (p *Progress) End() {
 	if p == nil || p.stop == nil {
 		return
 	}
@@ -142,23 +174,36 @@ func (p *Progress) print(last bool) {
 }
 
 // line is the progress line: "sweep: 12/24 points (2 resumed), 36/72
-// storms, 4s, about 8s left".
+// storms, 4s, about 8s left"; for estimated totals "solve: 9 of about 23
+// probes, ...".
 func (p *Progress) line(last bool) string {
-	points, storms := p.pointsDone.Load()+int64(p.resumed), p.stormsDone.Load()
+	t := p.totals
+	units, storms := p.pointsDone.Load()+int64(t.Resumed), p.stormsDone.Load()
 	elapsed := p.now().Sub(p.started)
 	var notes []string
-	if p.resumed > 0 {
-		notes = append(notes, human.Count(int64(p.resumed))+" resumed")
+	if t.Resumed > 0 {
+		notes = append(notes, human.Count(int64(t.Resumed))+" resumed")
 	}
-	if p.points < p.grid {
-		notes = append(notes, "shard of "+human.Count(int64(p.grid)))
+	if t.Units < t.Whole {
+		notes = append(notes, "shard of "+human.Count(int64(t.Whole)))
 	}
-	line := fmt.Sprintf("sweep: %s/%s points", human.Count(points), human.Count(int64(p.points)))
+	of := "/"
+	if t.Estimated && !last {
+		of = " of about "
+	}
+	line := fmt.Sprintf("%s: %s%s%s %s", t.Title, human.Count(units), of, human.Count(int64(max(t.Units, int(units)))), t.Unit)
+	if last && t.Estimated {
+		line = fmt.Sprintf("%s: %s %s", t.Title, human.Count(units), t.Unit)
+	}
 	if len(notes) > 0 {
 		line += " (" + strings.Join(notes, ", ") + ")"
 	}
-	line += fmt.Sprintf(", %s/%s storms, %s", human.Count(storms), human.Count(p.storms), human.Duration(elapsed))
-	if left, ok := p.left(elapsed); ok && !last {
+	if last && t.Estimated {
+		line += fmt.Sprintf(", %s storms, %s", human.Count(storms), human.Duration(elapsed))
+		return line
+	}
+	line += fmt.Sprintf(", %s%s%s storms, %s", human.Count(storms), of, human.Count(max(t.Storms, storms)), human.Duration(elapsed))
+	if left, ok := p.left(elapsed, t.Work); ok && !last {
 		line += ", about " + human.Duration(left) + " left"
 	}
 	return line
@@ -166,12 +211,12 @@ func (p *Progress) line(last bool) string {
 
 // left is the time left at the rate of work so far; ok is false until
 // there is a rate to go by.
-func (p *Progress) left(elapsed time.Duration) (time.Duration, bool) {
+func (p *Progress) left(elapsed time.Duration, work int64) (time.Duration, bool) {
 	done := p.workDone.Load()
-	if done <= 0 || done >= p.work || elapsed < time.Second {
+	if done <= 0 || done >= work || elapsed < time.Second {
 		return 0, false
 	}
-	return time.Duration(float64(elapsed) * float64(p.work-done) / float64(done)), true
+	return time.Duration(float64(elapsed) * float64(work-done) / float64(done)), true
 }
 
 // show writes line: in place when live, with a newline when last or plain.

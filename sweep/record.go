@@ -140,8 +140,8 @@ func (av *AxisValues) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// line encodes r as one line of sweep.ndjson, newline included.
-func (r *Record) line() ([]byte, error) {
+// Line encodes r as one line of sweep.ndjson, newline included.
+func (r *Record) Line() ([]byte, error) {
 	data, err := finitejson.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("point %d: %w", r.Index, err)
@@ -192,9 +192,9 @@ func (lr *lineReader) next() (Line, error) {
 	return Line{Index: *head.Index, Sweep: head.Sweep, Raw: raw}, nil
 }
 
-// eachLine calls f for each whole line of the sweep.ndjson at path, in
+// EachLine calls f for each whole line of the sweep.ndjson at path, in
 // order, and returns how many bytes hold whole lines.
-func eachLine(path string, f func(k int, l Line) error) (complete int64, err error) {
+func EachLine(path string, f func(k int, l Line) error) (complete int64, err error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -215,8 +215,8 @@ func eachLine(path string, f func(k int, l Line) error) (complete int64, err err
 	}
 }
 
-// decode reads a line's record.
-func (l Line) decode(path string, k int) (Record, error) {
+// Decode reads a line's record, checked: line k of the file at path, for errors.
+func (l Line) Decode(path string, k int) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(l.Raw, &r); err != nil {
 		return r, fmt.Errorf("%s:%d: %v", path, k, err)

@@ -164,7 +164,7 @@ func removeOutputs(dir string, derived []string) error {
 // returns how many points are done.
 func (p *Plan) resumable(path string, shard, shards int) (int, error) {
 	lines := 0
-	complete, err := eachLine(path, func(k int, l Line) error {
+	complete, err := EachLine(path, func(k int, l Line) error {
 		if l.Sweep != LineID(p.Hash) {
 			a, b := distinct(l.Sweep, LineID(p.Hash))
 			return &InputError{fmt.Sprintf("--resume: %s:%d was written by another sweep (%s; this one is %s): use a fresh -o directory or leave out --resume",
@@ -234,8 +234,8 @@ func (p *Plan) runPoints(shard, shards, done int, out io.Writer, opt Options) er
 		storms += int64(p.storms[i])
 		work += int64(p.cost[i])
 	}
-	opt.Progress.begin(p.Size, points, done, storms, work)
-	defer opt.Progress.end()
+	opt.Progress.Begin(Totals{Title: "sweep", Unit: "points", Units: points, Whole: p.Size, Resumed: done, Storms: storms, Work: work})
+	defer opt.Progress.End()
 
 	go r.dispatch(first, shards)
 	workersDone := r.startWorkers()
@@ -384,7 +384,7 @@ func (r *pointRunner) startWorkers() <-chan struct{} {
 // runJob runs one storm and adds its metrics to its point.
 func (r *pointRunner) runJob(j job) {
 	s := j.pr.pt.Scenario
-	res, err := runStorm(s, j.pol, s.Seed+uint64(j.rep), func(sim.Progress) bool { return r.ctx.Err() == nil })
+	res, err := runner.RunOneWith(s, s.Policies[j.pol], s.Seed+uint64(j.rep), func(sim.Progress) bool { return r.ctx.Err() == nil })
 	if errors.Is(err, runner.ErrStopped) {
 		return // interrupted: its point stays unwritten
 	}
@@ -393,7 +393,7 @@ func (r *pointRunner) runJob(j job) {
 		return
 	}
 	j.pr.runs[j.pol].Add(j.rep, results.ResultMetrics(&res))
-	r.opt.Progress.stormDone(int64(s.Clients))
+	r.opt.Progress.StormDone(int64(s.Clients))
 	if j.pr.left.Add(-1) == 0 {
 		close(j.pr.done)
 	}
@@ -413,7 +413,7 @@ func (r *pointRunner) writeLines(out io.Writer, workersDone <-chan struct{}) (wr
 				return written // unfinished: its storms were stopped
 			}
 		}
-		line, err := r.p.record(pr).line()
+		line, err := r.p.record(pr).Line()
 		if err == nil {
 			_, err = out.Write(line)
 		}
@@ -422,7 +422,7 @@ func (r *pointRunner) writeLines(out io.Writer, workersDone <-chan struct{}) (wr
 			return written
 		}
 		written++
-		r.opt.Progress.pointDone()
+		r.opt.Progress.UnitDone()
 		<-r.slots
 		if r.opt.afterLine != nil {
 			r.opt.afterLine(written)
@@ -431,27 +431,24 @@ func (r *pointRunner) writeLines(out io.Writer, workersDone <-chan struct{}) (wr
 	return written
 }
 
-// runStorm runs one storm, stopping it when report returns false
-// (runner.ErrStopped) and turning a panic in the engine into an error.
-func runStorm(s *sim.Scenario, pol int, seed uint64, report func(sim.Progress) bool) (r sim.Result, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			err = fmt.Errorf("the engine panicked: %v", x)
-		}
-	}()
-	return runner.RunOneWith(s, s.Policies[pol], seed, report)
-}
-
 // record is a finished point's line.
 func (p *Plan) record(pr *pointRun) *Record {
-	pt, s := pr.pt, pr.pt.Scenario
-	r := &Record{Sweep: LineID(p.Hash), Index: pt.Index, ConfigHash: pt.ConfigHash,
-		Seed: s.Seed, Replications: s.Replications, Results: []PolicyRuns{}}
+	pt := pr.pt
+	values := make(AxisValues, len(p.Axes))
 	for a, ax := range p.Axes {
-		r.Values = append(r.Values, AxisValue{Path: ax.Path, Label: ax.Values[pt.Coords[a]].Label})
+		values[a] = AxisValue{Path: ax.Path, Label: ax.Values[pt.Coords[a]].Label}
 	}
+	return NewRecord(LineID(p.Hash), pt.Index, values, pt.ConfigHash, pt.Scenario, pr.runs)
+}
+
+// NewRecord is the line of a point whose storms have all run: id is the
+// LineID of what it belongs to, values the keys set at the point, runs
+// each policy's runs in the order of s's policies.
+func NewRecord(id string, index int, values AxisValues, configHash string, s *sim.Scenario, runs []*results.Runs) *Record {
+	r := &Record{Sweep: id, Index: index, Values: values, ConfigHash: configHash,
+		Seed: s.Seed, Replications: s.Replications, Results: []PolicyRuns{}}
 	for pol, spec := range s.Policies {
-		names, values := pr.runs[pol].Table()
+		names, values := runs[pol].Table()
 		prs := PolicyRuns{Policy: spec.Label, Runs: values}
 		if pol == 0 {
 			r.Metrics = names

@@ -38,8 +38,8 @@ func dirFiles(t *testing.T, dir string) map[string][]byte {
 func readRecords(t *testing.T, path string) []Record {
 	t.Helper()
 	var out []Record
-	if _, err := eachLine(path, func(k int, l Line) error {
-		r, err := l.decode(path, k)
+	if _, err := EachLine(path, func(k int, l Line) error {
+		r, err := l.Decode(path, k)
 		out = append(out, r)
 		return err
 	}); err != nil {
@@ -302,21 +302,21 @@ func TestProgressLines(t *testing.T) {
 	} {
 		var b bytes.Buffer
 		p := NewProgress(&b, tt.live)
-		p.begin(tt.grid, tt.pts, tt.resumed, 5, 500)
-		p.stormDone(100)
-		p.pointDone()
-		p.end()
+		p.Begin(Totals{Title: "sweep", Unit: "points", Units: tt.pts, Whole: tt.grid, Resumed: tt.resumed, Storms: 5, Work: 500})
+		p.StormDone(100)
+		p.UnitDone()
+		p.End()
 		got := b.String()
 		if !strings.HasPrefix(got, tt.prefix+tt.wantPrefix) || !strings.HasSuffix(got, tt.suffix) || strings.Count(got, "\n") != 1 {
 			t.Errorf("live=%v: %q", tt.live, got)
 		}
 	}
 	var nilProgress *Progress
-	nilProgress.begin(1, 1, 0, 1, 1)
-	nilProgress.stormDone(1)
+	nilProgress.Begin(Totals{Units: 1, Whole: 1, Storms: 1, Work: 1})
+	nilProgress.StormDone(1)
 	nilProgress.Say("x")
 	nilProgress.Checking("x", 1, 2)
-	nilProgress.end()
+	nilProgress.End()
 }
 
 // TestETAWeighsStormsByClients pins the time left on work, not on storms
@@ -353,12 +353,12 @@ func TestETAWeighsStormsByClients(t *testing.T) {
 	clock := time.Unix(1000, 0)
 	p := NewProgress(io.Discard, false)
 	p.now = func() time.Time { return clock }
-	p.begin(2, 2, 0, 20, 1000)
-	defer p.end()
+	p.Begin(Totals{Title: "sweep", Unit: "points", Units: 2, Whole: 2, Storms: 20, Work: 1000})
+	defer p.End()
 	for range 10 {
-		p.stormDone(10)
+		p.StormDone(10)
 	}
-	p.pointDone()
+	p.UnitDone()
 	clock = clock.Add(10 * time.Second)
 	if got, want := p.line(false), "sweep: 1/2 points, 10/20 storms, 10s, about 1m30s left"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -366,8 +366,8 @@ func TestETAWeighsStormsByClients(t *testing.T) {
 	// No ETA before a second has passed or any work is done.
 	q := NewProgress(io.Discard, false)
 	q.now = func() time.Time { return clock }
-	q.begin(1, 1, 0, 1, 10)
-	defer q.end()
+	q.Begin(Totals{Title: "sweep", Unit: "points", Units: 1, Whole: 1, Storms: 1, Work: 10})
+	defer q.End()
 	if got := q.line(false); strings.Contains(got, "left") {
 		t.Errorf("an ETA with nothing done: %q", got)
 	}
