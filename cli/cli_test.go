@@ -324,6 +324,8 @@ func TestShippedConfigsInertKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
+		"deploy-lab.yaml":              {"admission.retry_after"},
+		"drain-lab.yaml":               {"admission.retry_after"},
 		"metastable-storm.yaml":        {"admission.retry_after", "capacity.reject_per_s"},
 		"metastable-storm-bucket.yaml": {"admission.retry_after"},
 		"metastable-storm-skip.yaml":   {"admission.retry_after"},

@@ -65,6 +65,7 @@ var layers = [][]string{
 	{"runner", "check", "calibrate/measured"},
 	{"budget", "calibrate/compare", "calibrate/fit", "calibrate/lab"},
 	{"sweep", "calibrate/report"},
+	{"solve"},
 	{"calibrate", "htmlreport"},
 	{"cli"},
 	{"cmd/stormsim", "cmd/gateway"},

@@ -25,7 +25,7 @@ func (s *Scenario) InertKeys() []Inert {
 		out = append(out, Inert{Path: path, Reason: fmt.Sprintf(format, args...)})
 	}
 	draining := s.Failure != nil && s.Failure.Kind == models.FailureDrain
-	drains := draining || s.ThenDrain != nil // a drain_policy's clients reconnect in it
+	drains := draining || s.ThenDrain != nil || s.Deploy != nil // a drain_policy's clients reconnect in it
 	timeoutInert := func(path string, p policies.Spec) {
 		if p.Timeout <= 0 || s.Capacity != nil {
 			return
@@ -104,7 +104,7 @@ func (s *Scenario) InertKeys() []Inert {
 		}
 	}
 	if s.DrainPolicy != nil && !drains {
-		add("drain_policy", "applies to a drain only (failure.kind: drain, or then_drain): clients reconnect with the policy under test")
+		add("drain_policy", "applies to a drain only (failure.kind: drain, then_drain, or a deploy): clients reconnect with the policy under test")
 	}
 	if draining && s.Detection != nil {
 		add("detection", "a drained client learns of the drain from its goaway, not by detecting a failure")
