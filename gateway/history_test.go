@@ -155,6 +155,10 @@ func TestHistory(t *testing.T) {
 		r.h.finalSync.checked, r.h.finalSync.head)
 	t.Logf("worst unexcused time a session stayed open superseded or without its route: %v (bound %v)",
 		st.worstUnexcused.Round(time.Millisecond), historyBoundsFor(r.pc).session)
+	for i, s := range r.h.finalSync.shortSessions {
+		t.Logf("short of the final head: %s", s)
+		r.logConn(r.h.finalSync.shortConns[i])
+	}
 	t.Logf("violations: %d", len(v))
 	for i, x := range v {
 		if i == 40 {
@@ -697,6 +701,12 @@ func (r *historyRun) finalSync() {
 			r.sync(sess, d.cursor.Load())
 		}
 	}
+	synced := map[*historyDevice]*historySession{}
+	for _, d := range waiting {
+		d.mu.Lock()
+		synced[d] = d.open[len(d.open)-1]
+		d.mu.Unlock()
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		behind := 0
@@ -716,6 +726,15 @@ func (r *historyRun) finalSync() {
 	for _, d := range waiting {
 		if d.cursor.Load() < head {
 			r.h.finalSync.short++
+			sess := synced[d]
+			sess.mu.Lock()
+			pending := slices.Clone(sess.pending)
+			sess.mu.Unlock()
+			s := r.h.sessions[sess.idx]
+			r.h.finalSync.shortSessions = append(r.h.finalSync.shortSessions, fmt.Sprintf(
+				"device %d at cursor %d: session %s on %s (claim %v, open %v-%v, code %d, by its client %v), syncs unanswered %v",
+				d.i, d.cursor.Load(), s.conn, r.h.gateways[s.gw], s.claim, s.opened, s.closed, s.code, s.byClient, pending))
+			r.h.finalSync.shortConns = append(r.h.finalSync.shortConns, s.conn)
 		}
 	}
 }
