@@ -202,6 +202,21 @@ func (g *gatedReregister) ReregisterRoute(ctx context.Context, c store.Claim) (s
 	return g.Handshakes.ReregisterRoute(ctx, c)
 }
 
+// lapseUntilReregistering fails the lease's renewals until p notices the
+// lapse, then lets them through and waits until arrived says that the
+// re-registration that follows has reached the store.
+func lapseUntilReregistering(t *testing.T, p *inproc, leases *flakyLeases, arrived <-chan struct{}) {
+	t.Helper()
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+	leases.down.Store(false)
+	select {
+	case <-arrived:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no re-registration")
+	}
+}
+
 // TestSessionEndingDuringItsReregistration: a session that ends while the
 // gateway re-registers it after a lapse (its release runs before the
 // re-registration writes the route again) does not leave a route behind:
@@ -214,14 +229,7 @@ func TestSessionEndingDuringItsReregistration(t *testing.T) {
 	hs := &gatedReregister{Handshakes: s, arrived: make(chan struct{}), gate: make(chan struct{})}
 	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
 	c := connectAll(t, p.addr, 0, 1, 1)[0]
-	leases.down.Store(true)
-	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
-	leases.down.Store(false)
-	select {
-	case <-hs.arrived:
-	case <-time.After(3 * time.Second):
-		t.Fatal("no re-registration")
-	}
+	lapseUntilReregistering(t, p, leases, hs.arrived)
 	c.ws.Close(websocket.StatusNormalClosure, "bye")
 	waitFor(t, 3*time.Second, "the session closed", func() bool { return len(p.logs.events(logline.Closed)) > 0 })
 	close(hs.gate)
