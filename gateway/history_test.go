@@ -684,35 +684,37 @@ func (r *historyRun) closeOwn(d *historyDevice) {
 }
 
 // finalSync makes every device with an open session sync from its cursor,
-// and counts those that do not reach the conversation's head (V5).
+// and counts those that do not reach the conversation's head (V5). A
+// device syncs on the session of its newest claim; if that session closes
+// before the answer (a superseded one the gateway had yet to kick, a
+// lapse), it syncs again on another it still holds. A device left with
+// none is counted short.
 func (r *historyRun) finalSync() {
 	head := r.head.Load()
 	r.h.finalSync.head = head
+	synced := map[*historyDevice]*historySession{}
 	var waiting []*historyDevice
 	for _, d := range r.devs {
-		d.mu.Lock()
-		var sess *historySession
-		if n := len(d.open); n > 0 {
-			sess = d.open[n-1]
-		}
-		d.mu.Unlock()
-		if sess != nil {
+		if sess := r.newestOpen(d); sess != nil {
 			waiting = append(waiting, d)
+			synced[d] = sess
 			r.sync(sess, d.cursor.Load())
 		}
-	}
-	synced := map[*historyDevice]*historySession{}
-	for _, d := range waiting {
-		d.mu.Lock()
-		synced[d] = d.open[len(d.open)-1]
-		d.mu.Unlock()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		behind := 0
 		for _, d := range waiting {
-			if d.cursor.Load() < head {
-				behind++
+			if d.cursor.Load() >= head {
+				continue
+			}
+			behind++
+			d.mu.Lock()
+			gone := !slices.Contains(d.open, synced[d])
+			d.mu.Unlock()
+			if sess := r.newestOpen(d); gone && sess != nil {
+				synced[d] = sess
+				r.sync(sess, d.cursor.Load())
 			}
 		}
 		if behind == 0 {
@@ -730,13 +732,33 @@ func (r *historyRun) finalSync() {
 			sess.mu.Lock()
 			pending := slices.Clone(sess.pending)
 			sess.mu.Unlock()
+			d.mu.Lock()
+			held := len(d.open)
+			d.mu.Unlock()
 			s := r.h.sessions[sess.idx]
 			r.h.finalSync.shortSessions = append(r.h.finalSync.shortSessions, fmt.Sprintf(
-				"device %d at cursor %d: session %s on %s (claim %v, open %v-%v, code %d, by its client %v), syncs unanswered %v",
-				d.i, d.cursor.Load(), s.conn, r.h.gateways[s.gw], s.claim, s.opened, s.closed, s.code, s.byClient, pending))
+				"device %d at cursor %d, %d sessions open: synced on %s on %s (claim %v, open %v-%v, code %d, by its client %v), syncs unanswered %v",
+				d.i, d.cursor.Load(), held, s.conn, r.h.gateways[s.gw], s.claim, s.opened, s.closed, s.code, s.byClient, pending))
 			r.h.finalSync.shortConns = append(r.h.finalSync.shortConns, s.conn)
 		}
 	}
+}
+
+// newestOpen is the device's open session of its newest claim (nil if it
+// holds none): the one the gateways keep once they have kicked the others.
+func (r *historyRun) newestOpen(d *historyDevice) *historySession {
+	d.mu.Lock()
+	open := slices.Clone(d.open)
+	d.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var best *historySession
+	for _, sess := range open {
+		if best == nil || r.h.sessions[best.idx].claim.less(r.h.sessions[sess.idx].claim) {
+			best = sess
+		}
+	}
+	return best
 }
 
 // faultSchedule injects faults for d: every 0.4-1.6 s, on a gateway not
