@@ -1,6 +1,8 @@
 package solve
 
 import (
+	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -421,4 +423,30 @@ func stormAtCap(t *testing.T, body, capLabel string) (convergenceMs, attempts fl
 		t.Fatalf("cap %s: the storm did not converge", capLabel)
 	}
 	return *res.ConvergenceMs, float64(res.Attempts)
+}
+
+// TestAStoppedSolveLeavesNoEarlierReport: a solve into a directory that
+// holds an earlier solve's page (a derived file) removes it at the
+// start, so that a solve stopped at once leaves its probes and no page
+// of another solve beside them.
+func TestAStoppedSolveLeavesNoEarlierReport(t *testing.T) {
+	p := solveFile(t, seedModel+"vary: {key: admission.per_slot, min: 1, max: 500, goal: least, resolution: 1}\n"+
+		"require:\n  - results[exponential].convergence_ms <= 60s\n")
+	dir := t.TempDir()
+	run(t, p, RunOptions{Dir: dir, NoCharts: true})
+	page := filepath.Join(dir, "report.html")
+	os.WriteFile(page, []byte("<p>the earlier solve's page</p>"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := p.Run(RunOptions{Dir: dir, NoCharts: true, Context: ctx, Derived: []string{"report.html"}})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("a cancelled solve: %v", err)
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Error("the earlier report stayed beside the stopped solve's probes")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+		t.Error("the earlier solve.json stayed")
+	}
 }
