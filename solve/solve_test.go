@@ -318,6 +318,7 @@ func TestBadSolveFiles(t *testing.T) {
 		"require:\n  - results[exponential].convergence_ms <= 60s\n"
 	for _, tt := range []struct{ name, from, to, want string }{
 		{"a key that cannot be varied", "key: admission.per_slot", `key: "policies[0].name"`, "s.yaml:3: vary.key: cannot be varied: policies[0].name is a string, not a number or a duration"},
+		{"the seed", "key: admission.per_slot, min: 1, max: 500", "key: seed, min: 1, max: 500", "s.yaml:3: vary.key: cannot be varied: seed is where every probe's seeds start (seed to seed + replications - 1); a verdict has no order in it: set replications: for more seeds"},
 		{"no such key", "key: admission.per_slot", "key: admission.per_slt", "s.yaml:3: vary.key: cannot be varied: no scenario key admission.per_slt; did you mean admission.per_slot?"},
 		{"min >= max", "min: 1,", "min: 500,", "s.yaml:3: vary.min: must be below max (got min 500, max 500)"},
 		{"a resolution finer than the unit", "resolution: 1}", "resolution: 0.5}", "s.yaml:3: vary.resolution: want a percentage such as 1% or a width in the key's unit: admission.per_slot is a count: want a whole number >= 0 (got 0.5)"},
