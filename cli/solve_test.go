@@ -91,6 +91,12 @@ func TestSolveShardsMerge(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d files merged, %d in one run", len(got), len(want))
 	}
+	os.Remove(filepath.Join(whole, "report.html"))
+	if code, stdout, stderr := stormsim("report", whole); code != ExitOK || !strings.HasPrefix(stdout, "wrote "+filepath.Join(whole, "report.html")) {
+		t.Errorf("stormsim report of a solve: exit %d: %s%s", code, stdout, stderr)
+	} else if again, _ := os.ReadFile(filepath.Join(whole, "report.html")); !bytes.Equal(again, want["report.html"]) {
+		t.Error("stormsim report wrote another page than solve -o")
+	}
 	for name, data := range want {
 		if !bytes.Equal(got[name], data) {
 			t.Errorf("%s differs between the merged shards and one run", name)
