@@ -122,7 +122,7 @@ func solveAnswers(d *solve.Document) Section {
 	if d.Across != nil {
 		t.Header = append(t.Header, d.Across.Key)
 	}
-	t.Header = append(t.Header, "status", string(d.Vary.Goal)+" "+d.Vary.Key, "bracket", "binds", "feasible", "probes")
+	t.Header = append(t.Header, "status", string(d.Vary.Goal)+" "+d.Vary.Key, "bracket", "binds, or fails at each end", "feasible, or where each holds", "probes")
 	for _, c := range d.Cases {
 		r := c.Result
 		var row []Cell
