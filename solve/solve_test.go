@@ -451,3 +451,28 @@ func TestAStoppedSolveLeavesNoEarlierReport(t *testing.T) {
 		t.Error("the earlier solve.json stayed")
 	}
 }
+
+// TestAStoppedSolveStopsEveryDispatch stops solves at once, over and
+// over: each must end with an InterruptedError, never with a send on
+// the pool's closed queue (a probe's storms still being handed out when
+// the pool ends panics with "send on closed channel"; the race detector
+// reports the close racing the send).
+func TestAStoppedSolveStopsEveryDispatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(path, []byte(seedModel+"vary: {key: admission.per_slot, min: 1, max: 500, goal: least, resolution: 1}\n"+
+		"require:\n  - mean(results[exponential].convergence_ms) <= 60s\n  - mean(results[full].convergence_ms) <= 60s\n"+
+		"given:\n  policies[0].cap: [1600ms, 3200ms]\n"), 0o644)
+	p, err := Load(path, Options{Replications: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _, err := p.Run(RunOptions{Context: ctx, Workers: 2})
+		var ie *InterruptedError
+		if !errors.As(err, &ie) {
+			t.Fatalf("a cancelled solve: %v", err)
+		}
+	}
+}
