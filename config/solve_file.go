@@ -202,7 +202,7 @@ func (d *decoder) solveRequire(f *SolveFile, k, v *yaml.Node) error {
 		return err
 	}
 	if len(texts) == 0 {
-		return d.fail(v, deref(v), "require", "needs at least one check")
+		return &Error{Where: d.doc.where(v), Path: "require", Problem: "needs at least one check, for example - p95(results[full].convergence_ms) <= 60s (got an empty list)"}
 	}
 	f.RequireWhere = d.doc.where(k)
 	for i, text := range texts {

@@ -62,7 +62,7 @@ func TestParseSolveErrors(t *testing.T) {
 		{"no require", "require:\n  - p95(results[full].convergence_ms) <= 2s\n  - max(results[full].attempts) < 500\n", "",
 			"s.yaml: require: a solve needs require: a list of checks such as p95(results[full].convergence_ms) <= 60s"},
 		{"empty require", "require:\n  - p95(results[full].convergence_ms) <= 2s\n  - max(results[full].attempts) < 500\n", "require: []\n",
-			"s.yaml:8: require: needs at least one check (got a sequence)"},
+			"s.yaml:8: require: needs at least one check, for example - p95(results[full].convergence_ms) <= 60s (got an empty list)"},
 		{"missing goal", "goal: least, ", "", "s.yaml:7: vary: vary needs key, min, max, goal (least or most) and resolution (e.g. 1% or 10ms) (got no goal)"},
 		{"unknown vary key", "goal: least", "goal: least, strat: 2", "s.yaml:7: vary.strat: unknown key; did you mean start?"},
 		{"list value", "min: 1", "min: [1]", "s.yaml:7: vary.min: must be a single value (got a sequence)"},
