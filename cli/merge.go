@@ -80,12 +80,16 @@ func mergeSolve(e *env, cmd *command, out *outFlags, shards []string, charts boo
 	if err != nil {
 		return err
 	}
-	doc, written, err := solve.Merge(dir.Path, shards, charts)
+	doc, written, err := solve.Merge(dir.Path, shards, charts, htmlreport.File)
 	if err != nil {
 		dir.Abandon()
 		return sweepError(err)
 	}
-	if _, err := fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files)\n\n", len(shards), out.dir, len(written)); err != nil {
+	report, err := writeReport(dir.Path)
+	if err != nil {
+		return fmt.Errorf("stormsim merge: the report: %w", err)
+	}
+	if _, err := fmt.Fprintf(e.stdout, "merged %d shard directories into %s (%d chart files and %s)\n\n", len(shards), out.dir, len(written), report); err != nil {
 		return err
 	}
 	if err := doc.WriteTable(e.stdout); err != nil {

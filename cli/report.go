@@ -11,7 +11,7 @@ import (
 // cmdReport is stormsim report.
 var cmdReport = &command{
 	name:      "report",
-	summary:   "write DIR/report.html again from what stormsim run, sweep or calibrate saved in DIR: one page that works offline",
+	summary:   "write DIR/report.html again from what stormsim run, sweep, calibrate or solve saved in DIR: one page that works offline",
 	usage:     "DIR",
 	run:       runReport,
 	takesArgs: true,
@@ -23,7 +23,7 @@ func runReport(e *env, cmd *command, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErrorf("stormsim report: give one directory that stormsim run, sweep or calibrate wrote with -o")
+		return usageErrorf("stormsim report: give one directory that stormsim run, sweep, calibrate or solve wrote with -o")
 	}
 	page, err := htmlreport.FromDir(fs.Arg(0))
 	if err != nil {

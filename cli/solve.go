@@ -60,7 +60,7 @@ func runSolve(e *env, cmd *command, args []string) error {
 	defer stopSignals()
 	stopWatch := e.watchMemory(r.limits, est)
 	opt := solve.RunOptions{Workers: r.rf.workers, Shard: r.shard.index, Shards: r.shard.count, Resume: r.resume,
-		NoCharts: !r.charts, Progress: r.progress, Context: ctx}
+		NoCharts: !r.charts, Progress: r.progress, Context: ctx, Derived: []string{htmlreport.File}}
 	if dir != nil {
 		opt.Dir = dir.Path
 	}
@@ -82,8 +82,11 @@ func runSolve(e *env, cmd *command, args []string) error {
 		return err
 	}
 	if r.out.dir != "" {
-		fmt.Fprintf(e.stdout, "\nwrote %s, %s, %s, %s and %d chart files in %s\n", solve.ResultFile, solve.CSVFile, solve.ProbesFile, solve.ManifestFile,
-			len(charts), safetext.Terminal(r.out.dir))
+		if _, err := writeReport(r.out.dir); err != nil {
+			return fmt.Errorf("stormsim solve: the report: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "\nwrote %s, %s, %s, %s, %s and %d chart files in %s\n", solve.ResultFile, solve.CSVFile, solve.ProbesFile, solve.ManifestFile,
+			htmlreport.File, len(charts), safetext.Terminal(r.out.dir))
 	}
 	return solveVerdict(doc)
 }
@@ -112,7 +115,7 @@ func solveVerdict(doc *solve.Document) error {
 func (r *solveRun) parseFlags(cmd *command, args []string) (done bool, err error) {
 	fs := flagSet(cmd.name)
 	fs.StringVarP(&r.file, "config", "c", "", "solve `FILE` (YAML: base or scenario, vary, require; across, given)")
-	r.out.add(fs, "write solve.json, solve.csv, probes.ndjson and charts into `DIR` (created)")
+	r.out.add(fs, "write solve.json, solve.csv, probes.ndjson, charts and report.html into `DIR` (created)")
 	fs.StringArrayVar(&r.sets, "set", nil, "override a key of the base scenario with a YAML `path=value` (repeatable)")
 	r.rf.add(fs)
 	r.batchFlags.add(fs, "solve only the across values whose index % N == I", "reuse the probes already in DIR/probes.ndjson (of the same solve) and run the rest")

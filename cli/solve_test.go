@@ -62,7 +62,8 @@ func TestSolveExitCodes(t *testing.T) {
 }
 
 // TestSolveShardsMerge solves an across key in two shards and merges
-// them with stormsim merge into what one run writes.
+// them with stormsim merge into what one run writes, report.html among
+// the files: the same page.
 func TestSolveShardsMerge(t *testing.T) {
 	cfg := writeConfig(t, strings.Replace(seedSolve, "PEAK", "100", 1)+"across: {key: clients, values: [500, 1000, 2000]}\n")
 	whole := filepath.Join(t.TempDir(), "whole")
@@ -84,8 +85,17 @@ func TestSolveShardsMerge(t *testing.T) {
 		t.Fatalf("merge: exit %d: %s%s", code, stdout, stderr)
 	}
 	got, want := readDir(t, merged), readDir(t, whole)
+	if !bytes.Contains(want["report.html"], []byte(`<body class="solve">`)) || !bytes.Contains(got["report.html"], []byte(`<body class="solve">`)) {
+		t.Error("solve -o or the merge of its shards wrote no solve report.html")
+	}
 	if len(got) != len(want) {
 		t.Errorf("%d files merged, %d in one run", len(got), len(want))
+	}
+	os.Remove(filepath.Join(whole, "report.html"))
+	if code, stdout, stderr := stormsim("report", whole); code != ExitOK || !strings.HasPrefix(stdout, "wrote "+filepath.Join(whole, "report.html")) {
+		t.Errorf("stormsim report of a solve: exit %d: %s%s", code, stdout, stderr)
+	} else if again, _ := os.ReadFile(filepath.Join(whole, "report.html")); !bytes.Equal(again, want["report.html"]) {
+		t.Error("stormsim report wrote another page than solve -o")
 	}
 	for name, data := range want {
 		if !bytes.Equal(got[name], data) {

@@ -18,8 +18,8 @@ import (
 // run writes.
 func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "long.yaml")
-	long := strings.Replace(smallSweep, "  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  admission.per_slot: {from: 1, to: 400, steps: 400}\n", 1)
-	long = strings.Replace(long, "clients: 30", "clients: 400", 1)
+	long := strings.Replace(smallSweep, "  admission.per_slot: {from: 1, to: 9, steps: 3}\n", "  admission.per_slot: {from: 1, to: 200, steps: 200}\n", 1)
+	long = strings.Replace(long, "clients: 30", "clients: 200", 1)
 	os.WriteFile(cfg, []byte(long), 0o644)
 	whole := filepath.Join(t.TempDir(), "whole")
 	if code, _, stderr := stormsim("sweep", "-c", cfg, "-o", whole, "--progress", "none", "--charts=false"); code != ExitOK {
@@ -30,7 +30,7 @@ func TestSweepCtrlCSaysHowToResume(t *testing.T) {
 	points := filepath.Join(dir, "sweep.ndjson")
 	o := interruptOnceWritten(t, args, points)
 	want := "stormsim sweep: interrupted: "
-	tail := " of 800 points are in " + points + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
+	tail := " of 400 points are in " + points + ", each line whole; continue with: stormsim " + strings.Join(args, " ") + " --resume\n"
 	if o.code != ExitInterrupted || !strings.HasPrefix(o.stderr, want) || !strings.HasSuffix(o.stderr, tail) {
 		t.Fatalf("exit %d, stderr %q; want exit 130 and %q...%q", o.code, o.stderr, want, tail)
 	}

@@ -24,7 +24,7 @@ import (
 //   - admission.retry_after (and gateways.admission's) that no policy
 //     honours, and honor_retry_after with no Retry-After sent;
 //   - failure.grace and failure.spread of a failure that is not a drain,
-//     drain_policy without a drain (failure or then_drain);
+//     drain_policy without a drain (failure, then_drain or a deploy);
 //   - detection and lease of a drain (goaways, routes released);
 //   - gateways.connections with a balancer that does not count them.
 func TestInertKeysWarn(t *testing.T) {
@@ -62,6 +62,7 @@ func TestInertKeysWarn(t *testing.T) {
 		{"grace of a drain", base + "failure: {kind: drain, grace: 1s, spread: true}\n", nil},
 		{"drain_policy without a drain", base + "drain_policy: {name: full, base: 10ms, cap: 1s}\n", []string{"4: drain_policy"}},
 		{"drain_policy of then_drain", base + "drain_policy: {name: full, base: 10ms, cap: 1s}\nthen_drain: {grace: 1s}\n", nil},
+		{"drain_policy of a deploy", base + "drain_policy: {name: full, base: 10ms, cap: 1s}\ngateways: {count: 2}\ndeploy: {}\n", nil},
 		{"detection of a drain", base + "failure: {kind: drain}\ndetection: {kind: reset}\n", []string{"5: detection"}},
 		{"lease of a drain", base + "failure: {kind: drain}\nlease: {duration: 1s}\n", []string{"5: lease"}},
 		{"lease of a crash", base + "lease: {duration: 1s}\n", nil},

@@ -202,6 +202,21 @@ func (g *gatedReregister) ReregisterRoute(ctx context.Context, c store.Claim) (s
 	return g.Handshakes.ReregisterRoute(ctx, c)
 }
 
+// lapseUntilReregistering fails the lease's renewals until p notices the
+// lapse, then lets them through and waits until arrived says that the
+// re-registration that follows has reached the store.
+func lapseUntilReregistering(t *testing.T, p *inproc, leases *flakyLeases, arrived <-chan struct{}) {
+	t.Helper()
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+	leases.down.Store(false)
+	select {
+	case <-arrived:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no re-registration")
+	}
+}
+
 // TestSessionEndingDuringItsReregistration: a session that ends while the
 // gateway re-registers it after a lapse (its release runs before the
 // re-registration writes the route again) does not leave a route behind:
@@ -214,14 +229,7 @@ func TestSessionEndingDuringItsReregistration(t *testing.T) {
 	hs := &gatedReregister{Handshakes: s, arrived: make(chan struct{}), gate: make(chan struct{})}
 	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
 	c := connectAll(t, p.addr, 0, 1, 1)[0]
-	leases.down.Store(true)
-	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
-	leases.down.Store(false)
-	select {
-	case <-hs.arrived:
-	case <-time.After(3 * time.Second):
-		t.Fatal("no re-registration")
-	}
+	lapseUntilReregistering(t, p, leases, hs.arrived)
 	c.ws.Close(websocket.StatusNormalClosure, "bye")
 	waitFor(t, 3*time.Second, "the session closed", func() bool { return len(p.logs.events(logline.Closed)) > 0 })
 	close(hs.gate)
@@ -229,5 +237,91 @@ func TestSessionEndingDuringItsReregistration(t *testing.T) {
 	time.Sleep(2 * cfg.Period()) // a release that follows would be done
 	if o := routeOf(t, s, "u-000-d1"); o != (store.Owner{}) {
 		t.Errorf("route %+v left for a session that ended during its re-registration", o)
+	}
+}
+
+// queuedClaims holds device 0's claim before it is sent, so that it keeps
+// the gateway's one claim slot, and holds device 1's answer after its claim
+// has committed, as a database connection that stalls on the way back would.
+type queuedClaims struct {
+	gateway.Handshakes
+	hold0      chan struct{}
+	committed1 chan struct{}
+	answer1    chan struct{}
+}
+
+func (q *queuedClaims) AuthenticateAndClaim(ctx context.Context, c store.Claim, token string) (store.ClaimResult, error) {
+	switch c.Device {
+	case store.DeviceID(0):
+		<-q.hold0
+	case store.DeviceID(1):
+		r, err := q.Handshakes.AuthenticateAndClaim(ctx, c, token)
+		close(q.committed1)
+		<-q.answer1
+		return r, err
+	}
+	return q.Handshakes.AuthenticateAndClaim(ctx, c, token)
+}
+
+// TestLapseWhileAClaimWaitsForItsSlot: a handshake that passed the lease
+// check and then waited for a claim slot while the lease lapsed claims
+// during the lapse; another gateway sweeps the route it wrote, and the
+// re-registration after the renewal passes it by (its claim has not
+// returned yet). The claim must still re-register itself: its session may
+// not stay open without its route.
+func TestLapseWhileAClaimWaitsForItsSlot(t *testing.T) {
+	s, _ := setup(t, 2)
+	cfg := testConfig("gw-slot-lapse")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 5*time.Second
+	cfg.ClaimConcurrency = 1
+	leases := &flakyLeases{Leases: leasePool(t, s)}
+	hs := &queuedClaims{Handshakes: s, hold0: make(chan struct{}), committed1: make(chan struct{}), answer1: make(chan struct{})}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	type result struct {
+		c   *client
+		err error
+	}
+	first, second := make(chan result, 1), make(chan result, 1)
+	go func() {
+		c, _, err := dial(context.Background(), p.addr, store.DeviceID(0), 0, 1, true)
+		first <- result{c, err}
+	}()
+	waitFor(t, 3*time.Second, "device 0's claim holds the slot", func() bool { return p.g.Metrics().ClaimsInflight.Load() == 1 })
+	go func() {
+		c, _, err := dial(context.Background(), p.addr, store.DeviceID(1), 0, 1, true)
+		second <- result{c, err}
+	}()
+	waitFor(t, 3*time.Second, "device 1 waits for the slot", func() bool { return p.g.Metrics().ClaimsWaiting.Load() == 1 })
+	leases.down.Store(true)
+	waitFor(t, 3*time.Second, "lease lost", func() bool { return p.g.Metrics().LeaseLost.Load() > 0 })
+	close(hs.hold0)
+	select {
+	case <-hs.committed1:
+	case <-time.After(3 * time.Second):
+		t.Fatal("device 1's claim never ran")
+	}
+	waitFor(t, 3*time.Second, "another gateway swept the lapsed lease's routes", func() bool {
+		s.Sweep(context.Background(), "gw-sweeper")
+		return routeOf(t, s, store.DeviceID(1)) == store.Owner{}
+	})
+	rereg := len(p.logs.events(logline.Reregistered))
+	leases.down.Store(false)
+	waitFor(t, 3*time.Second, "the re-registration after the renewal", func() bool { return len(p.logs.events(logline.Reregistered)) > rereg })
+	close(hs.answer1)
+	r := <-second
+	if r.err != nil {
+		t.Logf("device 1's handshake refused: %v", r.err)
+	} else {
+		within := cfg.Lease + 2*cfg.Period()
+		deadline := time.Now().Add(within)
+		for r.c.isOpen() && routeOf(t, s, store.DeviceID(1)).Conn != r.c.hello.Conn {
+			if time.Now().After(deadline) {
+				t.Fatalf("device 1's session %s open without its route %v after its hello (route %+v)", r.c.hello.Conn, within, routeOf(t, s, store.DeviceID(1)))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if f := <-first; f.err == nil {
+		f.c.ws.CloseNow()
 	}
 }

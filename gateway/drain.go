@@ -43,7 +43,10 @@ const afterLastGoaway = closeTimeout + time.Second
 //
 // With pace all step 2 takes no time: every goaway at once, as the seed's
 // drain. stopLease must stop the lease loop and return once it has
-// stopped. When another process has taken this gateway id over (taken),
+// stopped, which includes the re-registration it may have been running:
+// that stops at the statements it already sent, and waits for them (each
+// within its store timeout), so no re-registration writes a route after
+// step 6 either. When another process has taken this gateway id over (taken),
 // the lease loop is stopped first and steps 3 and 6 are skipped: the lease
 // and whatever routes remain under the id are the other process's; every
 // session still releases its own route.

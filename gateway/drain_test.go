@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,5 +227,83 @@ func TestDrainDuringReregistration(t *testing.T) {
 		if code := c.closeCode(t, 2*time.Second); code != protocol.CloseGoingAway || !c.goaway.Load() {
 			t.Errorf("client %d: closed with %v, goaway %v; want goaway then 1001", i, code, c.goaway.Load())
 		}
+	}
+}
+
+// finalDelete says when the drain's final delete (ReleaseGateway) has run,
+// once armed: the gateway's start-up runs one too.
+type finalDelete struct {
+	gateway.Leases
+	armed   atomic.Bool
+	once    sync.Once
+	deleted chan struct{}
+}
+
+func (f *finalDelete) ReleaseGateway(ctx context.Context, gw string) (int64, error) {
+	n, err := f.Leases.ReleaseGateway(ctx, gw)
+	if f.armed.Load() {
+		f.once.Do(func() { close(f.deleted) })
+	}
+	return n, err
+}
+
+// lateReregister models a re-registration statement that was sent and
+// that the database runs late (held in the network, a loaded server): the
+// first one waits until the drain's final delete has run, or 2 s, and then
+// runs whatever its caller's context says meanwhile, as a statement already
+// sent does (store.PG runs it to completion once sent).
+type lateReregister struct {
+	gateway.Handshakes
+	deleted <-chan struct{}
+	once    sync.Once
+	arrived chan struct{}
+	wrote   chan struct{}
+}
+
+func (l *lateReregister) ReregisterRoute(ctx context.Context, c store.Claim) (store.ClaimResult, error) {
+	first := false
+	l.once.Do(func() { first = true; close(l.arrived) })
+	if !first {
+		return l.Handshakes.ReregisterRoute(ctx, c)
+	}
+	defer close(l.wrote)
+	select {
+	case <-l.deleted:
+	case <-time.After(2 * time.Second):
+	}
+	run, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return l.Handshakes.ReregisterRoute(run, c)
+}
+
+// TestDrainWaitsForAReregistrationInFlight: a drain that begins while a
+// re-registration's statement is in flight waits for it before its final
+// delete, as it waits for the claims in flight: otherwise the statement
+// writes the route again after that delete and the route outlives the
+// gateway (held by nobody until a sweep or the id's next process).
+func TestDrainWaitsForAReregistrationInFlight(t *testing.T) {
+	s, _ := setup(t, 1)
+	cfg := testConfig("gw-drain-rereg-late")
+	cfg.Lease, cfg.Ping, cfg.Idle = 600*time.Millisecond, 200*time.Millisecond, 3*time.Second
+	final := &finalDelete{Leases: leasePool(t, s), deleted: make(chan struct{})}
+	leases := &flakyLeases{Leases: final}
+	hs := &lateReregister{Handshakes: s, deleted: final.deleted, arrived: make(chan struct{}), wrote: make(chan struct{})}
+	p := startInproc(t, cfg, gateway.Deps{Handshakes: hs, Leases: leases, Kicks: s})
+	c := connectAll(t, p.addr, 0, 1, 1)[0]
+	lapseUntilReregistering(t, p, leases, hs.arrived)
+	final.armed.Store(true)
+	if err := p.stop(t); err != nil {
+		t.Errorf("drain: %v", err)
+	}
+	if code := c.closeCode(t, 2*time.Second); code != protocol.CloseGoingAway {
+		t.Errorf("session closed with %v, want 1001", code)
+	}
+	select {
+	case <-hs.wrote:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the re-registration never ran")
+	}
+	if n, err := s.RouteCount(context.Background(), cfg.ID); err != nil || n != 0 {
+		t.Errorf("%d routes of the drained gateway left (%v): a re-registration wrote after the drain's final delete", n, err)
 	}
 }

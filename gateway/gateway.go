@@ -41,8 +41,12 @@ type Gateway struct {
 	listening         atomic.Bool
 	reregistering     atomic.Bool // a re-registration pass is running
 	reregisterPending atomic.Bool // a lapse asks for another pass
-	orphansSuspected  atomic.Bool // a route release failed: look for orphan routes
-	goawaySent        atomic.Int64
+	// reregisters are the re-registrations started by the lease loop,
+	// which waits for them when it stops: a statement of theirs in flight
+	// would otherwise write a route after the drain's final delete.
+	reregisters      sync.WaitGroup
+	orphansSuspected atomic.Bool // a route release failed: look for orphan routes
+	goawaySent       atomic.Int64
 
 	refusedAnswer []byte // what a TCP connection over Config.MaxConns gets
 

@@ -212,6 +212,10 @@ func (g *Gateway) admitHandshake(r *http.Request) (*conn, *rejection) {
 	if g.reg.isDraining() {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
+	// Read before the lease is checked: a lapse noticed at any moment after
+	// the check (while the handshake waits for its slot, say) makes the claim
+	// re-register itself.
+	lost := g.leaseLosses.Load()
 	if g.leaseExpired() {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "lease lost")
 	}
@@ -222,7 +226,7 @@ func (g *Gateway) admitHandshake(r *http.Request) (*conn, *rejection) {
 	if rej != nil {
 		return nil, rej
 	}
-	c, rej := g.claimHandshake(r.Context(), r.RemoteAddr, hs)
+	c, rej := g.claimHandshake(r.Context(), r.RemoteAddr, hs, lost)
 	if rej != nil {
 		rej.device = hs.device
 	}
@@ -230,8 +234,9 @@ func (g *Gateway) admitHandshake(r *http.Request) (*conn, *rejection) {
 }
 
 // claimHandshake is admitHandshake from the pre-limit on. ctx is the
-// request's: done once the client has gone.
-func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshake) (*conn, *rejection) {
+// request's: done once the client has gone. lost is the lease-loss count
+// read before the handshake's lease check.
+func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshake, lost int64) (*conn, *rejection) {
 	if g.sources != nil && !g.sources.admit(remote) {
 		return nil, reject(protocol.StatusTooManyRequests, reasonSource, "too many handshakes from this address")
 	}
@@ -258,7 +263,6 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 	if !g.reg.add(c) {
 		return nil, reject(protocol.StatusServiceUnavailable, reason503, "draining")
 	}
-	lost := g.leaseLosses.Load()
 	res, err := g.deps.Handshakes.AuthenticateAndClaim(cctx, store.Claim{
 		Device: hs.device, Gateway: g.cfg.ID, Conn: c.id, Epoch: hs.epoch, Attempt: hs.attempt}, hs.token)
 	switch {
@@ -298,9 +302,9 @@ func (g *Gateway) claimHandshake(ctx context.Context, remote string, hs handshak
 		return nil, nil
 	}
 	if g.leaseLosses.Load() != lost {
-		// The lease lapsed while this claim ran: a sweep may have taken the
-		// route, and the re-registration may have run before the claim
-		// was marked, so restore it here.
+		// The lease lapsed since the handshake's lease check: a sweep may
+		// have taken the route, and the re-registration may have run
+		// before the claim was marked, so restore it here.
 		if rej := g.reregisterOne(c); rej != nil {
 			return nil, rej
 		}

@@ -121,6 +121,8 @@ type history struct {
 	finalSync  struct {
 		head           int64
 		checked, short int
+		shortSessions  []string // what the devices short of the head held, for the log
+		shortConns     []string // their sessions' conns
 	}
 	end time.Duration
 }

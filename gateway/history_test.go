@@ -155,6 +155,10 @@ func TestHistory(t *testing.T) {
 		r.h.finalSync.checked, r.h.finalSync.head)
 	t.Logf("worst unexcused time a session stayed open superseded or without its route: %v (bound %v)",
 		st.worstUnexcused.Round(time.Millisecond), historyBoundsFor(r.pc).session)
+	for i, s := range r.h.finalSync.shortSessions {
+		t.Logf("short of the final head: %s", s)
+		r.logConn(r.h.finalSync.shortConns[i])
+	}
 	t.Logf("violations: %d", len(v))
 	for i, x := range v {
 		if i == 40 {
@@ -680,20 +684,20 @@ func (r *historyRun) closeOwn(d *historyDevice) {
 }
 
 // finalSync makes every device with an open session sync from its cursor,
-// and counts those that do not reach the conversation's head (V5).
+// and counts those that do not reach the conversation's head (V5). A
+// device syncs on the session of its newest claim; if that session closes
+// before the answer (a superseded one the gateway had yet to kick, a
+// lapse), it syncs again on another it still holds. A device left with
+// none is counted short.
 func (r *historyRun) finalSync() {
 	head := r.head.Load()
 	r.h.finalSync.head = head
+	synced := map[*historyDevice]*historySession{}
 	var waiting []*historyDevice
 	for _, d := range r.devs {
-		d.mu.Lock()
-		var sess *historySession
-		if n := len(d.open); n > 0 {
-			sess = d.open[n-1]
-		}
-		d.mu.Unlock()
-		if sess != nil {
+		if sess := r.newestOpen(d); sess != nil {
 			waiting = append(waiting, d)
+			synced[d] = sess
 			r.sync(sess, d.cursor.Load())
 		}
 	}
@@ -701,8 +705,16 @@ func (r *historyRun) finalSync() {
 	for time.Now().Before(deadline) {
 		behind := 0
 		for _, d := range waiting {
-			if d.cursor.Load() < head {
-				behind++
+			if d.cursor.Load() >= head {
+				continue
+			}
+			behind++
+			d.mu.Lock()
+			gone := !slices.Contains(d.open, synced[d])
+			d.mu.Unlock()
+			if sess := r.newestOpen(d); gone && sess != nil {
+				synced[d] = sess
+				r.sync(sess, d.cursor.Load())
 			}
 		}
 		if behind == 0 {
@@ -716,8 +728,37 @@ func (r *historyRun) finalSync() {
 	for _, d := range waiting {
 		if d.cursor.Load() < head {
 			r.h.finalSync.short++
+			sess := synced[d]
+			sess.mu.Lock()
+			pending := slices.Clone(sess.pending)
+			sess.mu.Unlock()
+			d.mu.Lock()
+			held := len(d.open)
+			d.mu.Unlock()
+			s := r.h.sessions[sess.idx]
+			r.h.finalSync.shortSessions = append(r.h.finalSync.shortSessions, fmt.Sprintf(
+				"device %d at cursor %d, %d sessions open: synced on %s on %s (claim %v, open %v-%v, code %d, by its client %v), syncs unanswered %v",
+				d.i, d.cursor.Load(), held, s.conn, r.h.gateways[s.gw], s.claim, s.opened, s.closed, s.code, s.byClient, pending))
+			r.h.finalSync.shortConns = append(r.h.finalSync.shortConns, s.conn)
 		}
 	}
+}
+
+// newestOpen is the device's open session of its newest claim (nil if it
+// holds none): the one the gateways keep once they have kicked the others.
+func (r *historyRun) newestOpen(d *historyDevice) *historySession {
+	d.mu.Lock()
+	open := slices.Clone(d.open)
+	d.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var best *historySession
+	for _, sess := range open {
+		if best == nil || r.h.sessions[best.idx].claim.less(r.h.sessions[sess.idx].claim) {
+			best = sess
+		}
+	}
+	return best
 }
 
 // faultSchedule injects faults for d: every 0.4-1.6 s, on a gateway not

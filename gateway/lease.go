@@ -40,8 +40,12 @@ func (g *Gateway) leaseExpired() bool {
 }
 
 // leaseLoop runs every Config.Period: renew, reconcile while the LISTEN
-// connection is down, sweep, release orphan routes.
+// connection is down, sweep, release orphan routes. When ctx ends it
+// returns once the re-registrations it started have: their ctx ends too,
+// so they stop at the statements already sent, and a drain that stopped the
+// loop deletes the routes left only after those have run.
 func (g *Gateway) leaseLoop(ctx context.Context) {
+	defer g.reregisters.Wait()
 	t := time.NewTicker(g.cfg.Period())
 	defer t.Stop()
 	for {
@@ -67,7 +71,7 @@ func (g *Gateway) leaseTick(ctx context.Context) {
 	if renewed && s.lost {
 		s.lost = false
 		g.log.Info(logline.LeaseRegained)
-		go g.reregister(ctx)
+		g.reregisters.Go(func() { g.reregister(ctx) })
 	}
 	if !g.listening.Load() { // kicks are being lost: reconcile before anything slower
 		rctx, cancel := context.WithTimeout(ctx, g.cfg.Period())

@@ -25,8 +25,6 @@ type conn struct {
 	admittedAt time.Duration // gateway monotonic time its admission token was taken
 
 	lastSeen atomic.Int64 // gateway monotonic ns of the last frame or pong
-	lastPing atomic.Int64 // gateway monotonic ns of the last ping sent
-	pinging  atomic.Bool
 
 	mu         sync.Mutex
 	ws         *websocket.Conn
@@ -91,13 +89,6 @@ func (c *conn) bind(ws *websocket.Conn, nc net.Conn) {
 	c.mu.Lock()
 	c.ws, c.netConn = ws, nc
 	c.mu.Unlock()
-}
-
-// socket returns the WebSocket once upgraded (nil before).
-func (c *conn) socket() *websocket.Conn {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ws
 }
 
 // forceClose drops the TCP connection without a close handshake; every

@@ -35,8 +35,8 @@ type shipped struct {
 
 // shippedReports writes the report of every shipped config into root: a
 // run's from its golden result (the config's whole result, exact), a
-// sweep's from running it, and the seed lab's calibration from a saved
-// calibration.json.
+// sweep's from running it, a solve's from its golden solve.json, and the
+// seed lab's calibration from a saved calibration.json.
 func shippedReports(t *testing.T, root string) []shipped {
 	t.Helper()
 	var out []shipped
@@ -46,14 +46,24 @@ func shippedReports(t *testing.T, root string) []shipped {
 	}
 	for _, c := range configs {
 		name := strings.TrimSuffix(filepath.Base(c), ".yaml")
-		if strings.HasPrefix(name, "solve-") {
-			continue // a solve's outputs have no report page yet
-		}
 		dir := filepath.Join(root, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(name, "sweep-") {
+		switch {
+		case strings.HasPrefix(name, "solve-"):
+			// The golden solve.json, as stormsim check solves the file
+			// (its check: replications): a solve -o writes the same
+			// document with more seeds at every probe.
+			data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name+".json"))
+			if err != nil {
+				t.Fatalf("%s has no golden solve: %v", c, err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, SolveFile), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, shipped{name, dir, []string{SolveFile}})
+		case strings.HasPrefix(name, "sweep-"):
 			plan, err := sweep.Load(c, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -62,7 +72,7 @@ func shippedReports(t *testing.T, root string) []shipped {
 				t.Fatal(err)
 			}
 			out = append(out, shipped{name, dir, []string{sweep.ManifestFile, sweep.PointsFile}})
-		} else {
+		default:
 			data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name+".json"))
 			if err != nil {
 				t.Fatalf("%s has no golden result: %v", c, err)

@@ -29,17 +29,18 @@ var kinds = []kind{
 	}},
 	{SweepFile, sweepFromDir},
 	{CalibrationFile, calibrationFromDir},
+	{SolveFile, solveFromDir},
 }
 
 // FromDir builds the page of an output directory that stormsim run,
-// sweep or calibrate wrote, from its documents alone.
+// sweep, calibrate or solve wrote, from its documents alone.
 func FromDir(dir string) (*Page, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, unwrapPath(err))
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory: give the directory stormsim run, sweep or calibrate wrote with -o", dir)
+		return nil, fmt.Errorf("%s is not a directory: give the directory stormsim run, sweep, calibrate or solve wrote with -o", dir)
 	}
 	var names []string
 	for _, k := range kinds {
@@ -52,7 +53,7 @@ func FromDir(dir string) (*Page, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("%s holds none of %s: give the directory stormsim run, sweep or calibrate wrote with -o", dir, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s holds none of %s: give the directory stormsim run, sweep, calibrate or solve wrote with -o", dir, strings.Join(names, ", "))
 }
 
 func unwrapPath(err error) error {

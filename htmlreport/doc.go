@@ -1,6 +1,6 @@
 // Package htmlreport writes report.html: one file that shows a person
-// what a run, a sweep or a calibration found (a solve's page joins them
-// as one more builder), and works offline.
+// what a run, a sweep, a calibration or a solve found, and works
+// offline.
 //
 // The file is whole in itself: its style and script are inline
 // (go:embed), its charts are inline SVG drawn by package plots (long
@@ -13,7 +13,7 @@
 // to the browser.
 //
 // A Page is built from the documents a command wrote (RunPage,
-// SweepPage, CalibrationPage) or from a saved directory (FromDir, which
+// SweepPage, CalibrationPage, SolvePage) or from a saved directory (FromDir, which
 // finds which of them it holds); Write renders it atomically, so that a
 // failure at any write leaves the earlier report or none, never a part.
 // The same documents give the same bytes.

@@ -29,6 +29,25 @@ func (d *Document) chartFiles() []string {
 // a merged directory gets the charts an unsharded run draws; it returns
 // the files written.
 func (d *Document) WriteCharts(dir string) ([]string, error) {
+	charts, err := d.Charts(plots.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, c := range charts {
+		paths, err := c.Save(dir, plots.Options{})
+		written = append(written, paths...)
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// Charts draws d's charts in memory, from the document alone: the
+// requirements chart, and the frontier with across; the files solve -o
+// writes.
+func (d *Document) Charts(opt plots.Options) ([]*plots.Chart, error) {
 	caption := fmt.Sprintf("%s, seed %d, %d replication%s per probe, the same seeds at every probe", d.Name, d.Seed, d.Replications, plural(d.Replications))
 	key := plots.SolveKey{Name: d.Vary.Key, Unit: d.Vary.Unit, Min: d.Vary.Min.X, Max: d.Vary.Max.X,
 		Log: strings.HasSuffix(d.Vary.Resolution, "%"), Goal: string(d.Vary.Goal)}
@@ -45,9 +64,12 @@ func (d *Document) WriteCharts(dir string) ([]string, error) {
 			}
 		}
 	}
-	written, err := s.WriteRequirements(dir, plots.Options{})
-	if err != nil || d.Across == nil {
-		return written, err
+	req, err := s.Requirements(opt)
+	if err != nil {
+		return nil, err
+	}
+	if d.Across == nil {
+		return []*plots.Chart{req}, nil
 	}
 	f := plots.SolveFrontier{File: FrontierChart, Caption: caption, Key: key,
 		X: plots.SweepAxis{Name: d.Across.Key, Unit: d.Across.Unit}}
@@ -60,8 +82,11 @@ func (d *Document) WriteCharts(dir string) ([]string, error) {
 			f.Points = append(f.Points, plots.FrontierPoint{X: c.Across.X, Y: st.X, Pass: st.Pass, Unended: d.unended(st)})
 		}
 	}
-	more, err := f.Write(dir, plots.Options{})
-	return append(written, more...), err
+	front, err := f.Chart(opt)
+	if err != nil {
+		return nil, err
+	}
+	return []*plots.Chart{req, front}, nil
 }
 
 // axisName names the value axis of a metric without a time unit: "rows/s"

@@ -58,6 +58,11 @@ func newDomain(v config.SolveVary) (Domain, error) {
 	if err != nil {
 		return d, &config.Error{Where: v.Key.Where, Path: "vary.key", Problem: "cannot be varied: " + err.Error()}
 	}
+	if d.Key == "seed" {
+		// Every probe runs the same seeds; a verdict against the seed has
+		// no order to bisect.
+		return d, &config.Error{Where: v.Key.Where, Path: "vary.key", Problem: "cannot be varied: seed is where every probe's seeds start (seed to seed + replications - 1); a verdict has no order in it: set replications: for more seeds"}
+	}
 	d.Kind = kind
 	switch Goal(v.Goal.Value) {
 	case Least, Most:

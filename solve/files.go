@@ -35,6 +35,10 @@ type RunOptions struct {
 	NoCharts bool
 	Progress *sweep.Progress
 	Context  context.Context // cancelled: stop, keeping the probes finished
+	// Derived names files the command writes from a finished solve (its
+	// report): removed at the start, so that a stopped solve leaves no
+	// page of an earlier one beside its probes.
+	Derived []string
 }
 
 // InterruptedError is a solve stopped by its context: Probes probes are
@@ -191,7 +195,7 @@ func (p *Problem) openDir(opt RunOptions, r *searcher) (*os.File, error) {
 		}
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
-	if err := removeOutputs(opt.Dir); err != nil {
+	if err := removeOutputs(opt.Dir, opt.Derived); err != nil {
 		return nil, err
 	}
 	if err := atomicfile.Write(filepath.Join(opt.Dir, ManifestFile), manifest); err != nil {
@@ -201,10 +205,10 @@ func (p *Problem) openDir(opt RunOptions, r *searcher) (*os.File, error) {
 }
 
 // removeOutputs removes the files an earlier solve wrote into dir at
-// its end, as its solve.json names them: a chart of a requirement no
-// longer there must not stay behind.
-func removeOutputs(dir string) error {
-	names := []string{ResultFile, CSVFile}
+// its end, as its solve.json names them (a chart of a requirement no
+// longer there must not stay behind), and the derived files.
+func removeOutputs(dir string, derived []string) error {
+	names := append([]string{ResultFile, CSVFile}, derived...)
 	if d, err := ReadDocument(filepath.Join(dir, ResultFile)); err == nil {
 		names = append(names, d.chartFiles()...)
 	}
@@ -270,8 +274,9 @@ func short(h string) string { return h[:min(len(h), len("sha256:")+12)] }
 // probes.json, every probe once in probe order, solve.json, solve.csv
 // and the charts. The searches are replayed from the shards' probes, so
 // every probe they ask for must be in a shard; shards must come from one
-// solve. Anything else is a *sweep.InputError.
-func Merge(out string, dirs []string, charts bool) (*Document, []string, error) {
+// solve. Anything else is a *sweep.InputError. The derived files (the
+// report the command writes after) are removed from out first.
+func Merge(out string, dirs []string, charts bool, derived ...string) (*Document, []string, error) {
 	if len(dirs) == 0 {
 		return nil, nil, &sweep.InputError{Msg: "merge: name at least one shard directory"}
 	}
@@ -308,7 +313,7 @@ func Merge(out string, dirs []string, charts bool) (*Document, []string, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := removeOutputs(out); err != nil {
+	if err := removeOutputs(out, derived); err != nil {
 		return nil, nil, err
 	}
 	if err := atomicfile.Write(filepath.Join(out, ManifestFile), manifest); err != nil {

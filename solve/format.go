@@ -51,3 +51,26 @@ func formatPercent(f float64) string {
 	}
 	return s + "%"
 }
+
+// ShiftText writes a difference of two values of the varied key in the
+// key's unit, signed when signed is set: "-108.1", "+1.5s", "0". The
+// values are labels of at most a few significant digits, so the
+// difference is rounded to ten, dropping the float noise of the
+// subtraction (557 - 448.9 is 108.10000000000002).
+func (d *Document) ShiftText(v float64, signed bool) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64)
+	sign := ""
+	switch {
+	case signed && r > 0:
+		sign = "+"
+	case r < 0:
+		sign, r = "-", -r
+	}
+	if d.Vary.Unit == "ms" {
+		return sign + human.Millis(r)
+	}
+	return sign + strconv.FormatFloat(r, 'f', -1, 64)
+}

@@ -27,6 +27,12 @@ type searcher struct {
 	cancel  context.CancelFunc
 	workers int
 	jobs    chan stormJob
+	// handing counts the goroutines still acting for a probe: handing
+	// its storms to jobs, or waiting to copy an identical probe's record
+	// (and write its line). A search stopped early returns before they
+	// end, so the pool closes jobs, and the run its probe file, only once
+	// none is left: a send on the closed jobs would panic.
+	handing sync.WaitGroup
 
 	// known are the records found before running (--resume, or the
 	// shards being merged); with replay, a probe not among them is an
@@ -91,6 +97,7 @@ func (r *searcher) start() (stop func()) {
 		}()
 	}
 	return func() {
+		r.handing.Wait()
 		close(r.jobs)
 		wg.Wait()
 		r.cancel()
@@ -151,7 +158,9 @@ func (r *searcher) probe(c caseSpec, cb combo, x float64) (*probe, error) {
 	r.mu.Unlock()
 	switch {
 	case same != nil:
+		r.handing.Add(1)
 		go func() {
+			defer r.handing.Done()
 			<-same.done
 			if same.err != nil {
 				pr.err = same.err
@@ -178,7 +187,9 @@ func (r *searcher) dispatch(pr *probe) {
 	}
 	storms := len(s.Policies) * s.Replications
 	pr.left.Store(int64(storms))
+	r.handing.Add(1)
 	go func() {
+		defer r.handing.Done()
 		for i := range storms {
 			j := stormJob{pr: pr, pol: i % len(s.Policies), rep: i / len(s.Policies)}
 			select {

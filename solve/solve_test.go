@@ -1,6 +1,8 @@
 package solve
 
 import (
+	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -316,6 +318,7 @@ func TestBadSolveFiles(t *testing.T) {
 		"require:\n  - results[exponential].convergence_ms <= 60s\n"
 	for _, tt := range []struct{ name, from, to, want string }{
 		{"a key that cannot be varied", "key: admission.per_slot", `key: "policies[0].name"`, "s.yaml:3: vary.key: cannot be varied: policies[0].name is a string, not a number or a duration"},
+		{"the seed", "key: admission.per_slot, min: 1, max: 500", "key: seed, min: 1, max: 500", "s.yaml:3: vary.key: cannot be varied: seed is where every probe's seeds start (seed to seed + replications - 1); a verdict has no order in it: set replications: for more seeds"},
 		{"no such key", "key: admission.per_slot", "key: admission.per_slt", "s.yaml:3: vary.key: cannot be varied: no scenario key admission.per_slt; did you mean admission.per_slot?"},
 		{"min >= max", "min: 1,", "min: 500,", "s.yaml:3: vary.min: must be below max (got min 500, max 500)"},
 		{"a resolution finer than the unit", "resolution: 1}", "resolution: 0.5}", "s.yaml:3: vary.resolution: want a percentage such as 1% or a width in the key's unit: admission.per_slot is a count: want a whole number >= 0 (got 0.5)"},
@@ -421,4 +424,55 @@ func stormAtCap(t *testing.T, body, capLabel string) (convergenceMs, attempts fl
 		t.Fatalf("cap %s: the storm did not converge", capLabel)
 	}
 	return *res.ConvergenceMs, float64(res.Attempts)
+}
+
+// TestAStoppedSolveLeavesNoEarlierReport: a solve into a directory that
+// holds an earlier solve's page (a derived file) removes it at the
+// start, so that a solve stopped at once leaves its probes and no page
+// of another solve beside them.
+func TestAStoppedSolveLeavesNoEarlierReport(t *testing.T) {
+	p := solveFile(t, seedModel+"vary: {key: admission.per_slot, min: 1, max: 500, goal: least, resolution: 1}\n"+
+		"require:\n  - results[exponential].convergence_ms <= 60s\n")
+	dir := t.TempDir()
+	run(t, p, RunOptions{Dir: dir, NoCharts: true})
+	page := filepath.Join(dir, "report.html")
+	os.WriteFile(page, []byte("<p>the earlier solve's page</p>"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := p.Run(RunOptions{Dir: dir, NoCharts: true, Context: ctx, Derived: []string{"report.html"}})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("a cancelled solve: %v", err)
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Error("the earlier report stayed beside the stopped solve's probes")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultFile)); err == nil {
+		t.Error("the earlier solve.json stayed")
+	}
+}
+
+// TestAStoppedSolveStopsEveryDispatch stops solves at once, over and
+// over: each must end with an InterruptedError, never with a send on
+// the pool's closed queue (a probe's storms still being handed out when
+// the pool ends panics with "send on closed channel"; the race detector
+// reports the close racing the send).
+func TestAStoppedSolveStopsEveryDispatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(path, []byte(seedModel+"vary: {key: admission.per_slot, min: 1, max: 500, goal: least, resolution: 1}\n"+
+		"require:\n  - mean(results[exponential].convergence_ms) <= 60s\n  - mean(results[full].convergence_ms) <= 60s\n"+
+		"given:\n  policies[0].cap: [1600ms, 3200ms]\n"), 0o644)
+	p, err := Load(path, Options{Replications: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, _, err := p.Run(RunOptions{Context: ctx, Workers: 2})
+		var ie *InterruptedError
+		if !errors.As(err, &ie) {
+			t.Fatalf("a cancelled solve: %v", err)
+		}
+	}
 }

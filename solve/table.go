@@ -53,21 +53,43 @@ func (t *table) printf(format string, args ...any) {
 }
 
 // req names requirement i as it is met: "p95(results[full].convergence_ms) <= 60s".
-func (t *table) req(i int) string {
-	r := t.d.Requirements[i]
+func (t *table) req(i int) string { return t.d.RequirementText(i) }
+
+// obs writes requirement i's observation.
+func (t *table) obs(i int, o ObsDoc) string { return t.d.ObservedText(i, o) }
+
+// RequirementText names requirement i as it is met, its bound in its
+// unit: "p95(results[full].convergence_ms) <= 60s".
+func (d *Document) RequirementText(i int) string {
+	r := d.Requirements[i]
 	return safetext.Terminal(r.Metric) + " " + r.Op + " " + formatMetric(r.Bound, r.Unit)
 }
 
-// obs writes requirement i's observation.
-func (t *table) obs(i int, o ObsDoc) string {
+// ObservedText writes observation o of requirement i in the
+// requirement's unit ("60.7s", "25,000"), or "no data" and why.
+func (d *Document) ObservedText(i int, o ObsDoc) string {
 	if math.IsNaN(float64(o.Observed)) {
 		if o.Why != "" {
 			return "no data (" + o.Why + ")"
 		}
 		return "no data"
 	}
-	return formatMetric(float64(o.Observed), t.d.Requirements[i].Unit)
+	return d.MetricText(i, float64(o.Observed))
 }
+
+// MetricText writes v, a value of requirement i's metric, in the
+// requirement's unit.
+func (d *Document) MetricText(i int, v float64) string {
+	return formatMetric(v, d.Requirements[i].Unit)
+}
+
+// BracketText writes an end's bracket, [failing neighbour, value] in the
+// key's order: "[43, 44]".
+func BracketText(e *EndDoc) string { return bracketText(e) }
+
+// PercentText writes a fraction as a signed percentage to three
+// significant digits: 0.687 is "+68.7%".
+func PercentText(f float64) string { return formatPercent(f) }
 
 func (t *table) key() string { return safetext.Terminal(t.d.Vary.Key) }
 
@@ -124,13 +146,17 @@ func bracketText(a *EndDoc) string {
 }
 
 // binding names what binds an end: its requirements, or the range.
-func (t *table) binding(e *EndDoc) string {
+func (t *table) binding(e *EndDoc) string { return t.d.BindingText(e) }
+
+// BindingText names what binds an end: its requirements, each with the
+// given combination that failed beside it, or "the range's end".
+func (d *Document) BindingText(e *EndDoc) string {
 	if len(e.Binding) == 0 {
 		return "the range's end"
 	}
 	var parts []string
 	for _, b := range e.Binding {
-		s := t.req(b.Requirement)
+		s := d.RequirementText(b.Requirement)
 		if b.Combination != "" {
 			s += " with " + safetext.Terminal(b.Combination)
 		}
@@ -208,13 +234,16 @@ func otherEnd(e *EndDoc) string {
 	return e.Value
 }
 
-func (t *table) list(reqs []int) string {
+func (t *table) list(reqs []int) string { return t.d.ListText(reqs) }
+
+// ListText names requirements reqs, "; " between them, or "nothing".
+func (d *Document) ListText(reqs []int) string {
 	if len(reqs) == 0 {
 		return "nothing"
 	}
 	var parts []string
 	for _, i := range reqs {
-		parts = append(parts, t.req(i))
+		parts = append(parts, d.RequirementText(i))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -237,10 +266,14 @@ func (t *table) margins(a *EndDoc) string {
 	return strings.Join(parts, "; ")
 }
 
-func (t *table) observations(obs []ObsDoc) string {
+func (t *table) observations(obs []ObsDoc) string { return t.d.ObservationsText(obs) }
+
+// ObservationsText writes each requirement's observation at one value
+// and whether it passes or by how much it is over.
+func (d *Document) ObservationsText(obs []ObsDoc) string {
 	var parts []string
 	for i, o := range obs {
-		s := t.req(i) + " observes " + t.obs(i, o)
+		s := d.RequirementText(i) + " observes " + d.ObservedText(i, o)
 		if o.Pass {
 			s += " (passes)"
 		} else if r := float64(o.RelativeMargin); !math.IsInf(r, 0) && !math.IsNaN(r) {
@@ -294,12 +327,12 @@ func (t *table) sensitivity(c *CaseDoc) {
 				answer = v.Answer.Value
 			}
 			if !math.IsNaN(float64(v.Change)) {
-				change = fmt.Sprintf("%+g", float64(v.Change))
+				change = t.d.ShiftText(float64(v.Change), true)
 			}
 			fmt.Fprintf(tw, "  %s=%s\t%s\t%s\t\n", safetext.Terminal(k.Key), safetext.Terminal(v.Given.Value), answer, change)
 		}
 		if !math.IsNaN(float64(k.Spread)) {
-			fmt.Fprintf(tw, "  \t\tspread %s\t\n", formatNumber(float64(k.Spread)))
+			fmt.Fprintf(tw, "  \t\tspread %s\t\n", t.d.ShiftText(float64(k.Spread), false))
 		}
 	}
 	if err := tw.Flush(); err != nil && t.err == nil {

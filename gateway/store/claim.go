@@ -157,11 +157,6 @@ func committed(ctx context.Context) (context.Context, context.CancelFunc) {
 	return run, func() {}
 }
 
-const upsertRouteSQL = `
-	INSERT INTO routes (device_id, gateway_id, conn_id, route_version) VALUES ($1, $2, $3, $4)
-	ON CONFLICT (device_id) DO UPDATE SET gateway_id = EXCLUDED.gateway_id, conn_id = EXCLUDED.conn_id,
-		route_version = EXCLUDED.route_version, connected_at = clock_timestamp()`
-
 // UpsertRouteUnconditional is last-writer-wins: it overwrites the route with
 // version = current route version + 1 whatever the claim's (epoch, attempt).
 // It exists only as the negative control that shows what ClaimRoute
