@@ -11,7 +11,7 @@ import (
 )
 
 // The engine's speeds, upper bounds of what `go test ./sim -bench Storm`
-// and the storms of TestMinTimeBoundsRealStorms measure, so that a time
+// and the storms of BenchmarkStormsAboveTheTimeBound measure, so that a time
 // computed from them is a lower bound. Each path has its own: a storm
 // goes no faster than its Storm figure, and uses a core no faster than
 // its Core figure (a storm with latency draws on a second core).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"image/png"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,6 +264,9 @@ func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
 	if code, _, stderr := stormsim("sweep", "-c", sweepCfg, "-o", swept, "--progress", "none"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	sweptBefore := readDir(t, swept)
+	otherMetrics := writeConfig(t, strings.Replace(smallSweep, "metrics: [convergence_ms]", "metrics: [attempts]", 1))
+	otherSweep := writeConfig(t, strings.Replace(strings.Replace(smallSweep, "metrics: [convergence_ms]", "metrics: [attempts]", 1), "seed: 2", "seed: 3", 1))
 	user := t.TempDir()
 	os.WriteFile(filepath.Join(user, ResultFile), []byte(`{"mine": true}`), 0o644)
 	for _, tt := range []struct {
@@ -278,6 +282,8 @@ func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
 			"stormsim run: -o " + user + ": its result.json was not written by stormsim run: give another -o DIR, or --overwrite to replace them\n"},
 		{"run over a sweep", []string{"run", "-c", ownConfigs[0], "-o", swept},
 			"stormsim run: -o " + swept + ": holds files stormsim run does not write (convergence_ms.png, convergence_ms.svg, sweep.csv and 2 more)"},
+		{"another sweep, of other metrics, over a sweep", []string{"sweep", "-c", otherSweep, "-o", swept, "--progress", "none"},
+			"stormsim sweep: -o " + swept + ": holds what another stormsim sweep wrote (its sweep.json has sweep sha256:"},
 		{"sweep over a run", []string{"sweep", "-c", sweepCfg, "-o", run, "--progress", "none"},
 			"stormsim sweep: -o " + run + ": holds files stormsim sweep does not write (attempts.png, attempts.svg, connected.png and 4 more)"},
 		{"plot over a run", []string{"plot", filepath.Join(run, ResultFile), "-o", run}, "stormsim plot: -o " + run + ": holds files stormsim plot does not write (report.html, result.json)"},
@@ -293,6 +299,9 @@ func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
 	if after := readDir(t, run); len(after) != len(before) || !bytes.Equal(after[ResultFile], before[ResultFile]) {
 		t.Error("a refused command changed the run's directory")
 	}
+	if after := readDir(t, swept); !maps.EqualFunc(after, sweptBefore, bytes.Equal) {
+		t.Error("a refused command changed the sweep's directory")
+	}
 	if data, _ := os.ReadFile(filepath.Join(user, ResultFile)); string(data) != `{"mine": true}` {
 		t.Errorf("the user's result.json was replaced: %s", data)
 	}
@@ -304,9 +313,13 @@ func TestOutputDirectoryIsNotReplacedSilently(t *testing.T) {
 		{"plot", filepath.Join(run, ResultFile), "-o", t.TempDir() + "/plot"}, // charts only
 		{"run", "-c", ownConfigs[1], "-o", run, "--overwrite"},                // replacing another run's, on request
 		{"run", "-c", ownConfigs[0], "-o", user, "--overwrite"},
+		{"sweep", "-c", otherMetrics, "-o", swept, "--progress", "none"}, // the same sweep charting another metric
 	} {
 		if code, _, stderr := stormsim(args...); code != ExitOK {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
+	}
+	if charts, _ := filepath.Glob(filepath.Join(swept, "*.png")); len(charts) != 1 || filepath.Base(charts[0]) != "attempts.png" {
+		t.Errorf("the same sweep charting another metric left the charts %v, want attempts.png alone", charts)
 	}
 }

@@ -152,6 +152,44 @@ func TestEveryCommandStopsOnASignal(t *testing.T) {
 			t.Errorf("stdout %q, output directory left: %v", stdout, err == nil)
 		}
 	})
+	// A storm of 6 x 10^7 clients spends seconds placing their first
+	// attempts before it processes any: the stop must not wait for the
+	// set-up to end (at 10^8 clients it took tens of seconds).
+	t.Run("run during set-up", func(t *testing.T) {
+		big := writeConfig(t, "clients: 60000000\ninitial_jitter: 10s\nhorizon: 1h\n"+
+			"admission: {kind: token_bucket, rate: 500, burst: 100}\npolicies: [{name: full, base: 1s, cap: 30s}]\n")
+		out := filepath.Join(t.TempDir(), "out")
+		p := startStormsim(t, nil, "run", "-c", big, "-o", out, "--progress", "plain", "--max-time", "0")
+		p.waitUntil(t, "a progress report", func() bool { return strings.Contains(p.stderr.String(), " storms done") })
+		took, code, stdout, stderr := p.interrupt(t, os.Interrupt)
+		t.Logf("stderr:\n%s", stderr)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		last := lines[len(lines)-1]
+		checkInterrupted(t, took, code, last+"\n", "stormsim run: interrupted after ")
+		if len(lines) < 2 || !strings.Contains(lines[len(lines)-2], "; setting up: ") {
+			t.Errorf("the last report before the signal was not the set-up's, so the test did not stop a set-up:\n%s", stderr)
+		}
+		if _, err := os.Stat(out); stdout != "" || err == nil {
+			t.Errorf("stdout %q, output directory left: %v", stdout, err == nil)
+		}
+	})
+	t.Run("solve", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		p := startStormsim(t, nil, "solve", "-c", writeConfig(t, longSolve), "-o", dir, "--progress", "none", "--charts=false", "--workers", "1")
+		probes := filepath.Join(dir, "probes.ndjson")
+		p.waitUntil(t, "a probe written", func() bool {
+			data, _ := os.ReadFile(probes)
+			return bytes.Contains(data, []byte("\n"))
+		})
+		took, code, _, stderr := p.interrupt(t, syscall.SIGTERM)
+		checkInterrupted(t, took, code, stderr, "stormsim solve: interrupted: ")
+		if data, _ := os.ReadFile(probes); len(data) == 0 || data[len(data)-1] != '\n' {
+			t.Error("probes.ndjson does not end with a whole line")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "solve.json")); err == nil {
+			t.Error("an interrupted solve wrote solve.json")
+		}
+	})
 	t.Run("check", func(t *testing.T) {
 		p := startStormsim(t, nil, "check", quick, cfg, "--check", "attempts > 0")
 		p.waitUntil(t, "the second config running", func() bool { return strings.Contains(p.stdout.String(), "PASS") && p.busy(300*time.Millisecond)() })

@@ -67,7 +67,13 @@ func runSweep(e *env, cmd *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(append(r.plan.Manifest().Files(), htmlreport.File)), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
+	files := append(r.plan.Manifest().Files(), htmlreport.File)
+	// The same sweep run before with other metrics drew other charts: they
+	// are its own, which the sweep removes, not files to keep.
+	if earlier, err := sweep.ReadManifest(r.out.dir); err == nil && earlier.Sweep == r.plan.Hash {
+		files = append(files, earlier.Files()...)
+	}
+	dir, err := r.out.prepare(cmd.name, outdir.Claim{Owns: owns(files), Marker: sweep.ManifestFile, Key: "sweep", ID: r.plan.Hash})
 	if err != nil {
 		return err
 	}

@@ -124,15 +124,16 @@ func TestRunCtrlCStopsTheStorm(t *testing.T) {
 	t.Logf("stopped %v after SIGINT", time.Since(sent).Round(time.Millisecond))
 }
 
+// longSolve is a solve long enough to interrupt: the seed model's
+// admission.per_slot over 10 to 1000, 8 replications a probe.
+var longSolve = strings.Replace(strings.Replace(seedSolve, "PEAK", "1000", 1), "min: 1, max: 500", "min: 10, max: 1000", 1) + "replications: 8\n"
+
 // TestSolveCtrlCKeepsItsProbes sends SIGINT while a solve runs: it must
 // exit 130 with the probes finished kept, each line whole, and the
 // --resume command, which must finish the solve into exactly what an
 // uninterrupted run writes.
 func TestSolveCtrlCKeepsItsProbes(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "long.yaml")
-	long := strings.Replace(strings.Replace(seedSolve, "PEAK", "1000", 1), "clients: 1000", "clients: 5000", 1)
-	long = strings.Replace(long, "min: 1, max: 500", "min: 10, max: 1000", 1) + "replications: 8\n"
-	os.WriteFile(cfg, []byte(long), 0o644)
+	cfg := writeConfig(t, longSolve)
 	whole := filepath.Join(t.TempDir(), "whole")
 	if code, _, stderr := stormsim("solve", "-c", cfg, "-o", whole, "--progress", "none", "--charts=false"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

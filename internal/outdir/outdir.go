@@ -92,24 +92,31 @@ func (c Claim) check(path string) error {
 			foreign = append(foreign, name)
 		}
 	}
-	way := "give another -o DIR, or " + OverwriteFlag + " to write beside them (they stay)"
+	replace := "give another -o DIR, or " + OverwriteFlag + " to replace them"
+	var (
+		id     string
+		marked bool
+	)
+	if c.Marker != "" && len(owned) > 0 {
+		id, marked, err = readMarker(filepath.Join(path, c.Marker), c.Key)
+	}
+	// Another run's outputs are named as such first, though a run of other
+	// settings writes files this one does not (a sweep's charts of other
+	// metrics): they are what --overwrite would replace.
+	if marked && id != c.ID {
+		return &Error{path, fmt.Sprintf("holds what another stormsim %s wrote (its %s has %s %s, this one %s): %s", c.Command, c.Marker, c.Key, short(id), short(c.ID), replace)}
+	}
 	if len(foreign) > 0 {
-		return &Error{path, fmt.Sprintf("holds files stormsim %s does not write (%s): %s", c.Command, listNames(foreign), way)}
+		return &Error{path, fmt.Sprintf("holds files stormsim %s does not write (%s): give another -o DIR, or %s to write beside them (they stay)", c.Command, listNames(foreign), OverwriteFlag)}
 	}
-	if c.Marker == "" || len(owned) == 0 {
-		return nil
-	}
-	way = "give another -o DIR, or " + OverwriteFlag + " to replace them"
-	id, ok, err := readMarker(filepath.Join(path, c.Marker), c.Key)
 	switch {
+	case c.Marker == "" || len(owned) == 0 || marked:
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return &Error{path, fmt.Sprintf("holds %s but no %s: not the outputs of a stormsim %s; %s", listNames(owned), c.Marker, c.Command, way)}
-	case err != nil || !ok:
-		return &Error{path, fmt.Sprintf("its %s was not written by stormsim %s: %s", c.Marker, c.Command, way)}
-	case id != c.ID:
-		return &Error{path, fmt.Sprintf("holds what another stormsim %s wrote (its %s has %s %s, this one %s): %s", c.Command, c.Marker, c.Key, short(id), short(c.ID), way)}
+		return &Error{path, fmt.Sprintf("holds %s but no %s: not the outputs of a stormsim %s; %s", listNames(owned), c.Marker, c.Command, replace)}
+	default:
+		return &Error{path, fmt.Sprintf("its %s was not written by stormsim %s: %s", c.Marker, c.Command, replace)}
 	}
-	return nil
 }
 
 // leftover reports whether name is what stormsim itself leaves behind

@@ -113,6 +113,8 @@ func TestPrepareRefusesWhatItDoesNotOwn(t *testing.T) {
 			"its result.json was not written by stormsim run: give another -o DIR, or --overwrite to replace them"},
 		{"charts without a result", map[string]string{"attempts.png": ""},
 			"holds attempts.png but no result.json: not the outputs of a stormsim run; give another -o DIR, or --overwrite to replace them"},
+		{"another run's result beside files this run does not write", map[string]string{"result.json": other, "attempts.png": "", "latency.png": ""},
+			"holds what another stormsim run wrote (its result.json has config_hash sha256:bbbbbbbbbbbb, this one sha256:aaaaaaaaaaaa): give another -o DIR, or --overwrite to replace them"},
 		{"files the command does not write", map[string]string{"result.json": mine, "notes.txt": "", "sweep.json": "", "a": "", "b": ""},
 			"holds files stormsim run does not write (a, b, notes.txt and 1 more): give another -o DIR, or --overwrite to write beside them (they stay)"},
 	} {
