@@ -90,7 +90,7 @@ func TestCompareSeries(t *testing.T) {
 		{"trailing empty windows in the baseline too", withSeries(10, 20, 30, 0), withSeries(10, 20, 30), 7, nil},
 		{"longer now: the windows both have", base, withSeries(10, 20, 30, 5), 7, nil},
 		{"shorter now, and a change", base, withSeries(10, 25), 7,
-			[]string{"results[full].series.attempts: 1 of 2 windows differ; 3 in the baseline, 2 now, the most at [1]: 20 in the baseline, 25 now (+25.00%)"}},
+			[]string{"results[full].series.attempts: 1 of 2 windows differ (the baseline has 3 windows, this run 2), the most at [1]: 20 in the baseline, 25 now (+25.00%)"}},
 		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 7, []string{
 			"results[full].series.attempts: 3 values in the baseline, no series now", "results[full].series.accepts: 3 values in the baseline, no series now",
 		}},

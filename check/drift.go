@@ -142,7 +142,7 @@ func (d SeriesDrift) String() string {
 	both := min(d.BaselineLen, d.CurrentLen)
 	lengths := ""
 	if d.BaselineLen != d.CurrentLen {
-		lengths = fmt.Sprintf("; %d in the baseline, %d now", d.BaselineLen, d.CurrentLen)
+		lengths = fmt.Sprintf(" (the baseline has %d windows, this run %d)", d.BaselineLen, d.CurrentLen)
 	}
 	from := ""
 	if d.First != d.Worst {
