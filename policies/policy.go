@@ -140,7 +140,13 @@ type FullJitter struct{ Ceilings }
 
 // Delay implements Policy.
 func (p FullJitter) Delay(n int, _ time.Duration, u uint64) time.Duration {
-	return rng.UniformDuration(u, p.At(n))
+	return fullJitter(&p.Ceilings, n, u)
+}
+
+// fullJitter is FullJitter's delay after n earlier failures with random
+// bits u, below c's ceiling: Backoff.Next calls it directly.
+func fullJitter(c *Ceilings, n int, u uint64) time.Duration {
+	return rng.UniformDuration(u, c.At(n))
 }
 
 // MaxDelay implements Policy.

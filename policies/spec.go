@@ -131,6 +131,11 @@ func (s Spec) WithDefaults() Spec {
 type Backoff struct {
 	Spec   Spec // with defaults applied
 	Policy Policy
+
+	// full is Policy's ceilings when it is full jitter, nil otherwise:
+	// Next then draws without a call through the interface, which on a
+	// plain storm costs as much as the draw.
+	full *Ceilings
 }
 
 // New validates s (after defaults) and builds its Backoff. Every parameter
@@ -197,7 +202,11 @@ func New(s Spec) (*Backoff, error) {
 	case KindCenkalti:
 		p = Cenkalti{Ceilings: NewCeilings(s.Base, s.Cap, m), Jitter: j}
 	}
-	return &Backoff{Spec: s, Policy: p}, nil
+	b := &Backoff{Spec: s, Policy: p}
+	if f, ok := p.(FullJitter); ok {
+		b.full = &f.Ceilings
+	}
+	return b, nil
 }
 
 // Next returns how long a client waits after failed attempt number attempts
@@ -209,7 +218,11 @@ func (b *Backoff) Next(attempts int, prev, retryAfter time.Duration, u uint64) (
 	if b.Spec.MaxAttempts > 0 && attempts >= b.Spec.MaxAttempts {
 		return 0, prev, true
 	}
-	raw = b.Policy.Delay(attempts-1, prev, u)
+	if b.full != nil {
+		raw = fullJitter(b.full, attempts-1, u)
+	} else {
+		raw = b.Policy.Delay(attempts-1, prev, u)
+	}
 	wait = max(raw, b.Spec.MinDelayAfterReject)
 	if b.Spec.HonorRetryAfter {
 		wait = max(wait, retryAfter)

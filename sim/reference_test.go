@@ -13,10 +13,14 @@ import (
 // (time, push sequence) holding every pending attempt, driving the same
 // storm model. The production engine must agree with it exactly.
 //
+// It always takes the general path through storm.handle, so the engine
+// tests hold handlePlain to it.
+//
 // It also tallies what became of every attempt on its own, naively, from
 // the attempts it sees (naiveTally), as an oracle for the recorder.
 func referenceRun(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace)) (full Result, naive naiveTally) {
 	st := newStorm(s, b, seed)
+	st.plain = false // the general handle: the engine's plain one is held to it
 	naive.window, naive.horizon = s.Metrics.Window, s.EffectiveHorizon()
 	st.trace = func(a attemptTrace) {
 		trace(a)

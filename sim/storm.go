@@ -48,6 +48,7 @@ type storm struct {
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
+	plain      bool // no latency, pool, queue, timeout or deploy: handlePlain's storm
 
 	deploy *deployment   // nil without a deploy
 	stepAt time.Duration // the deploy's next step; never without one
@@ -147,6 +148,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		st.end.lines = make([]waitLine, len(st.queues))
 	}
 	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome())
+	st.plain = st.net == nil && st.pool == nil && st.queues == nil && st.timeout == 0 && s.Deploy == nil
 	if s.Deploy != nil {
 		st.rec.allGateways = true
 		st.deploy = newDeployment(st)
@@ -258,6 +260,10 @@ type turn struct {
 // drawn ahead of time, else 0). It returns when the client's next attempt
 // arrives and that event's payload, if there is a next attempt.
 func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next time.Duration, nextPay uint32, again bool) {
+	if st.plain {
+		next, again = st.handlePlain(t, c, attempts)
+		return next, 0, again
+	}
 	a := attempts + 1
 	// With delays of its own an attempt's legs come from its rtt, carried
 	// in its event, or are drawn again here: the out leg gives back its
@@ -375,6 +381,53 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 		st.sent[c] = send
 	}
 	return next, nextPay, true
+}
+
+// handlePlain is handle for a plain storm (st.plain), which every sweep
+// and solve is made of: the one gateway decides and answers on arrival,
+// no answer travels and no handshake times out, so what handle does for
+// the models drops out and the storm pays only for what it uses. The
+// engine tests hold the two to the same results, attempt by attempt.
+func (st *storm) handlePlain(t time.Duration, c, attempts uint32) (next time.Duration, again bool) {
+	a := attempts + 1
+	backoffBits := rng.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
+	out := rejected
+	if st.adm.Admit(t) {
+		out = admitted
+	}
+	if st.trace != nil {
+		st.trace(attemptTrace{arrival: t, client: c, out: out, decided: t, answered: t})
+	}
+	settled := t < st.horizon
+	if !settled {
+		st.end.waiting++
+	}
+	st.rec.attempt(t, t, settled, out, 0, false)
+	if out == admitted {
+		if !settled {
+			st.end.cut = true
+			return 0, false
+		}
+		if st.rec.tracked {
+			st.rec.claimed(t, 0, true)
+		}
+		st.rec.connected(t)
+		return 0, false
+	}
+	var prev time.Duration
+	if st.prev != nil {
+		prev = st.prev[c]
+	}
+	wait, raw, giveUp := st.b.Next(int(a), prev, st.retryAfter, backoffBits)
+	if giveUp {
+		st.rec.abandoned++
+		return 0, false
+	}
+	if st.prev != nil {
+		st.prev[c] = raw
+	}
+	next = t + wait
+	return next, st.within(next)
 }
 
 // sentAt is when client c sent attempt a, which arrived at t after an out
