@@ -15,7 +15,7 @@ import (
 // DisturbedCores is the CPU, in cores, that other work may take before or
 // during a real storm before the run counts as disturbed. Quiet runs on
 // this project's 2-core machine saw up to 0.24 cores of other work (the
-// system's own services); runs beside other engineers' builds and
+// system's own services); runs beside other builds and
 // benchmarks saw 0.3-1.5, and the ones past 0.9 held the farthest
 // outliers (a first wave three times slower, a quarter fewer attempts).
 // The threshold sits just above what quiet runs saw. Kernel time not
