@@ -20,9 +20,13 @@ const (
 // decision, per run and pooled (the median over the runs).
 type FirstWave struct {
 	Runs []WaveRun `json:"runs"`
-	// OnsetMs is detection.delay: how long after the kill the first
-	// attempts begin to be decided.
-	OnsetMs float64 `json:"onset_ms"`
+	// OnsetMs is how long after the kill the first attempts begin to be
+	// decided; NoticeMs how long after it the first clients had noticed
+	// (detection.delay). The rest, OnsetMs - NoticeMs, is the first
+	// attempts' way to the decision (network.first_out), which a drained
+	// client, noticing at its close, takes too.
+	OnsetMs  float64 `json:"onset_ms"`
+	NoticeMs float64 `json:"notice_ms"`
 	// DecidePerS is capacity.decide_per_s: how fast the survivor decides
 	// a backlog of handshakes.
 	DecidePerS float64 `json:"decide_per_s"`
@@ -31,9 +35,10 @@ type FirstWave struct {
 // WaveRun is one run's first wave.
 type WaveRun struct {
 	Run      int     `json:"run"`
-	Attempts int     `json:"attempts"` // first attempts whose decision is known
-	OnsetMs  float64 `json:"onset_ms"` // their decisions' 2nd percentile
-	SpanMs   float64 `json:"span_ms"`  // from the 2nd to the 98th percentile
+	Attempts int     `json:"attempts"`  // first attempts whose decision is known
+	OnsetMs  float64 `json:"onset_ms"`  // their decisions' 2nd percentile
+	NoticeMs float64 `json:"notice_ms"` // the clients' notices' 2nd percentile (measured.Run.FirstNoticeMs), at most OnsetMs
+	SpanMs   float64 `json:"span_ms"`   // from the 2nd to the 98th percentile
 	// WavePerS is 0.96 x Attempts / SpanMs: the first wave's rate, a lower
 	// bound of the survivor's decision rate (the clients may not send
 	// faster: the initial jitter spreads them, and so does their process);
@@ -46,7 +51,7 @@ type WaveRun struct {
 // fitFirstWave measures each run's first wave and takes the medians.
 func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 	var w FirstWave
-	var onsets, rates []float64
+	var onsets, notices, rates []float64
 	for _, r := range runs {
 		var decided []float64
 		for _, h := range r.Handshakes {
@@ -59,6 +64,7 @@ func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 		}
 		slices.Sort(decided)
 		wr := WaveRun{Run: r.Run, Attempts: len(decided), OnsetMs: quantile.NearestRank(decided, waveLo)}
+		wr.NoticeMs = min(max(r.FirstNoticeMs, 0), wr.OnsetMs)
 		wr.SpanMs = quantile.NearestRank(decided, waveHi) - wr.OnsetMs
 		if wr.SpanMs > 0 {
 			wr.WavePerS = 1000 * (waveHi - waveLo) * float64(len(decided)) / wr.SpanMs
@@ -68,7 +74,7 @@ func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 		}
 		wr.DecidePerS = roundTo(max(wr.WavePerS, wr.BacklogPerS), 1)
 		w.Runs = append(w.Runs, wr)
-		onsets = append(onsets, wr.OnsetMs)
+		onsets, notices = append(onsets, wr.OnsetMs), append(notices, wr.NoticeMs)
 		if wr.DecidePerS > 0 {
 			rates = append(rates, wr.DecidePerS)
 		}
@@ -77,5 +83,6 @@ func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
 		return w, errors.New("capacity.decide_per_s: no run has the survivor's decisions on 3 first attempts or more")
 	}
 	w.OnsetMs, w.DecidePerS = roundTo(quantile.Median(onsets), 0.001), quantile.Median(rates)
+	w.NoticeMs = min(roundTo(quantile.Median(notices), 0.001), w.OnsetMs)
 	return w, nil
 }

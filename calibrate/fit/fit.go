@@ -28,10 +28,11 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"the runs of the larger of two lower bounds of the survivor's decision rate: the first wave's, 0.96 x its first " +
 	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +
 	"send them: the initial jitter, the client process), and the backlog's, decisions / the time a backlog of " +
-	"requests sent but not yet decided existed; detection: reset, a fixed delay, the median over the runs of the 2nd " +
-	"percentile of the first attempts' decisions after the kill; the clients' first attempts then meet the " +
-	"decision stage with no out leg of their own (network.first_out 0), and the stage spreads them over " +
-	"max(initial_jitter, clients / decide_per_s), a function of the client count; " +
+	"requests sent but not yet decided existed; the onset, the median over the runs of the 2nd percentile of the first " +
+	"attempts' decisions after the kill, split in two: detection (reset, a fixed delay), the median of the 2nd " +
+	"percentile of the clients' notices of the kill, and network.first_out (fixed), the rest: from a client's notice " +
+	"to its first attempt meeting the decision stage, for a crash's reset and a drain's close alike; " +
+	"the stage spreads a wave over max(initial_jitter, clients / decide_per_s), a function of the client count; " +
 	"network.out and .back: the legs of rejected retries, out = from when the retry was due (the previous answer " +
 	"plus the wait then chosen; the client's lateness included) to the survivor's 429 line, back = from that line to " +
 	"the answer; network.first_back the back legs of rejected first attempts; each a lognormal fitted by log-moments " +
@@ -40,9 +41,9 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"floored at 0.1 ms; reject_time 0; shared_every: per run, for every pair of rejected retries the difference of " +
 	"their out legs, the upper edge of the widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the " +
 	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs; " +
-	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its goaways / the time between the 2nd and " +
-	"98th percentiles of their arrival at the clients after the SIGTERM (the gateway writing them as fast as it can), " +
-	"the median over the runs"
+	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its clients / the time between the 2nd and " +
+	"98th percentiles of their sessions' ends (the close 1001 after the goaway) after the SIGTERM (the gateway " +
+	"writing goaways and closes as fast as it can, the clients reading them), the median over the runs"
 
 // minSamples is the fewest values a distribution or a rate is fitted to.
 const minSamples = 3
@@ -112,9 +113,11 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS, GoawayPerS: f.Goaways.PerS},
 		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
-			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed},
+			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs - f.FirstWave.NoticeMs)},
 			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every},
-		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs)}},
+		// The onset less the notice is the first attempt's way: a drained
+		// client, which notices at its close, takes it too.
+		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.NoticeMs)}},
 	}
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)

@@ -369,4 +369,53 @@ func TestFitGoaways(t *testing.T) {
 	if g := fitGoaways(runs[1:2]); g.PerS != 0 {
 		t.Errorf("a paced drain alone gave %v/s, want none", g.PerS)
 	}
+	// The clients read their goaways every 2.5 ms but their closes every
+	// 10 ms: they reconnect at their closes, so the rate is the closes',
+	// 102/s, not the goaways' 408/s.
+	late := []*measured.Run{{Run: 1, Drain: &measured.Drain{GoawaysMs: at(2.5), ClosesMs: at(10)}}}
+	if g := fitGoaways(late); g.PerS != 102 {
+		t.Errorf("goaways read every 2.5 ms, closes every 10 ms: %v/s, want the closes' 102/s", g.PerS)
+	}
+}
+
+// TestOnsetIsTheFirstAttemptsWay: labRun's first attempts are decided
+// at 3, 5, 7, 9, 10 (ten of them), 11 and 13 ms after the kill, so the
+// onset (their 2nd percentile, the nearest rank h = 0.32 rounded up: the
+// first) is 3 ms. The clients' first notices came 1.25 ms after the kill:
+// that is detection.delay, and the rest, 1.75 ms, the first attempt's
+// way (network.first_out), which a drained client, noticing at its close,
+// takes too. Notices later than the onset (a run that cannot tell them
+// apart) leave the way at 0; none measured (runs from before they were
+// kept) put the whole onset in the way. Onset adds the two back.
+func TestOnsetIsTheFirstAttemptsWay(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		noticeMs              float64
+		wantNotice, wantFirst time.Duration
+	}{
+		{"first notices 1.25 ms after the kill", 1.25, 1250 * time.Microsecond, 1750 * time.Microsecond},
+		{"notices after the onset", 5, 3 * time.Millisecond, 0},
+		{"no notice measured", 0, 0, 3 * time.Millisecond},
+	} {
+		r := labRun(1)
+		r.FirstNoticeMs = c.noticeMs
+		f, err := Runs([]*measured.Run{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := f.Model
+		if f.FirstWave.OnsetMs != 3 || m.Detection.Delay.Value != c.wantNotice || m.Network.FirstOutLeg == nil ||
+			m.Network.FirstOutLeg.Dist != models.DistFixed || m.Network.FirstOutLeg.Value != c.wantFirst {
+			t.Errorf("%s: onset %v ms, detection %+v, first_out %+v; want 3 ms, %v and %v", c.name, f.FirstWave.OnsetMs,
+				m.Detection.Delay, m.Network.FirstOutLeg, c.wantNotice, c.wantFirst)
+		}
+		if got := m.Onset(); got != 3*time.Millisecond {
+			t.Errorf("%s: Onset() = %v, want 3ms", c.name, got)
+		}
+	}
+	before := Model{Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: 42 * time.Millisecond}},
+		Network: models.NetworkSpec{FirstOutLeg: &models.Distribution{Dist: models.DistFixed}}}
+	if got := before.Onset(); got != 42*time.Millisecond {
+		t.Errorf("an earlier calibration's onset in detection.delay: Onset() = %v, want 42ms", got)
+	}
 }

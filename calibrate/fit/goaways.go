@@ -7,16 +7,21 @@ import (
 	"stormsim/internal/quantile"
 )
 
-// Goaways is how fast the drained gateway got its goaways out, per run
-// and pooled (the median over the runs): capacity.goaway_per_s.
+// Goaways is how fast the drained gateway's clients were let go, per run
+// and pooled (the median over the runs): capacity.goaway_per_s. A client
+// reconnects when its session has ended, the goaway read and the close
+// after it, so that is what is timed: on one machine with the lab's
+// clients the close came up to several hundred ms after the goaway, the
+// clients' process reading a thousand of each.
 type Goaways struct {
 	Runs []GoawayRun `json:"runs"`
 	// PerS is capacity.goaway_per_s; 0 when no run drained all at once.
 	PerS float64 `json:"per_s"`
 }
 
-// GoawayRun is one run's drain: its clients' goaways, as they received
-// them, from the SIGTERM.
+// GoawayRun is one run's drain: its clients' sessions' ends (the goaways
+// as they received them, in runs measured before the ends were kept),
+// from the SIGTERM.
 type GoawayRun struct {
 	Run     int     `json:"run"`
 	Goaways int     `json:"goaways"`
@@ -26,18 +31,26 @@ type GoawayRun struct {
 }
 
 // fitGoaways measures the drains that told every connection at once (the
-// seed's drain, or pace all): the gateway then writes its goaways as fast
-// as it can, and the time they take to reach the clients is its rate. A
+// seed's drain, or pace all): the gateway then writes its goaways and
+// closes as fast as it can, and the time its clients' sessions take to end
+// is the rate. A
 // paced drain's spread is its pace's, and says nothing of it.
 func fitGoaways(runs []*measured.Run) Goaways {
 	var g Goaways
 	var rates []float64
 	for _, r := range runs {
 		d := r.Drain
-		if d == nil || (d.Pace != "" && d.Pace != "all") || len(d.GoawaysMs) < minSamples {
+		if d == nil || (d.Pace != "" && d.Pace != "all") {
 			continue
 		}
-		at := slices.Sorted(slices.Values(d.GoawaysMs))
+		ends := d.ClosesMs
+		if len(ends) == 0 {
+			ends = d.GoawaysMs // measured before the closes were kept
+		}
+		if len(ends) < minSamples {
+			continue
+		}
+		at := slices.Sorted(slices.Values(ends))
 		gr := GoawayRun{Run: r.Run, Goaways: len(at), FirstMs: quantile.NearestRank(at, waveLo)}
 		gr.SpanMs = quantile.NearestRank(at, waveHi) - gr.FirstMs
 		if gr.SpanMs > 0 {

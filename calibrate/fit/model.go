@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"time"
 
 	"stormsim/internal/param"
 	"stormsim/models"
@@ -31,6 +32,18 @@ func (m *Model) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Onset is how long after a client notices the failure its first attempt
+// reaches the decision stage, less its initial wait: the fixed detection
+// delay and first out leg together (a fit puts the onset in the leg;
+// calibrations before put it in the delay).
+func (m Model) Onset() time.Duration {
+	onset := m.Detection.Delay.Value
+	if l := m.Network.FirstOutLeg; l != nil && l.Dist == models.DistFixed {
+		onset += l.Value
+	}
+	return onset
 }
 
 // Apply returns a copy of s with m's sections in place of its own: the

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/gateway/storm"
+	"stormsim/internal/quantile"
 	"stormsim/internal/safetext"
 	"stormsim/models"
 	"stormsim/policies"
@@ -328,6 +330,7 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	var notice []float64
 	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
 	res.NoticeMs = measured.NearestRank(notice)
+	res.FirstNoticeMs = quantile.NearestRank(slices.Sorted(slices.Values(notice)), 0.02)
 
 	sweep, err := waitSweep(ctx, r.gwB, GatewayFailed, p.ReclaimHi+2*time.Second)
 	if err != nil {
@@ -399,9 +402,18 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	origin := r.storm.T0().Add(durationOfMs(d.Summary.StartMs))
+	told := map[int]bool{}
 	for _, ev := range r.storm.Events() {
-		if ev.Kind == client.EventGoaway && !ev.Time.Before(origin) {
+		if ev.Time.Before(origin) {
+			continue
+		}
+		switch {
+		case ev.Kind == client.EventGoaway:
 			d.GoawaysMs = append(d.GoawaysMs, ms(ev.Time.Sub(origin)))
+			told[ev.Client] = true
+		case ev.Kind == client.EventClosed && told[ev.Client]:
+			d.ClosesMs = append(d.ClosesMs, ms(ev.Time.Sub(origin)))
+			delete(told, ev.Client)
 		}
 	}
 	dec, err := decisionsOf(gwC.log.all(), origin, sentTimes(r.storm.Events()))

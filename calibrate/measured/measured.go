@@ -34,12 +34,16 @@ type Run struct {
 	ReclaimedRoutes int64   `json:"reclaimed_routes"`
 	// NoticeMs is, per client, the time from the SIGKILL until it saw its
 	// connection end.
-	NoticeMs            storm.Quantiles `json:"notice_ms"`
-	Gateway429          int64           `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
-	GatewayAdmitted     int64           `json:"gateway_admitted"`      // its admitted counter
-	GatewayPeakAccepted int64           `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
-	RoutesOnSurvivor    int64           `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
-	Head                int64           `json:"head"`                  // the conversation's head
+	NoticeMs storm.Quantiles `json:"notice_ms"`
+	// FirstNoticeMs is the 2nd percentile of those times: when the first
+	// clients (but the fastest few) had noticed; 0 in runs measured before
+	// it was kept.
+	FirstNoticeMs       float64 `json:"first_notice_ms,omitempty"`
+	Gateway429          int64   `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
+	GatewayAdmitted     int64   `json:"gateway_admitted"`      // its admitted counter
+	GatewayPeakAccepted int64   `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
+	RoutesOnSurvivor    int64   `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
+	Head                int64   `json:"head"`                  // the conversation's head
 
 	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
 	// Deploy is a rolling deploy of the pool, when the scenario is one:
@@ -162,6 +166,10 @@ type Drain struct {
 	// GoawaysMs are the clients' goaways as they received them, ms from
 	// the SIGTERM: how fast the gateway got them out.
 	GoawaysMs []float64 `json:"goaways_ms,omitempty"`
+	// ClosesMs are when the clients' drained sessions ended (the close
+	// 1001 after their goaway, as they read it), ms from the SIGTERM: when
+	// each client began its reconnect.
+	ClosesMs []float64 `json:"closes_ms,omitempty"`
 	// Decisions is the drain counted where the simulator counts it, at
 	// the fresh gateway's admission decisions; the comparison uses it.
 	Decisions *Series `json:"decisions,omitempty"`
