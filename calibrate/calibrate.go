@@ -96,6 +96,9 @@ type Options struct {
 	// Derived names files the caller writes into OutDir from
 	// calibration.json (report.html): calibrate's own there, to replace.
 	Derived []string
+	// Size, if set, sizes the storm to this machine before its real runs
+	// (see Size); a resumed calibration keeps the size it chose.
+	Size *Size
 	// Resume keeps the real runs that a calibration of the same scenario
 	// and policy, stopped before it ended, left in OutDir (its
 	// calibration.json and real.ndjson) and runs only the rest.
@@ -223,6 +226,18 @@ func (c *calibration) resume() error {
 	case len(prev.Real) > c.opt.Runs:
 		return fmt.Errorf("--resume: %s holds %d real runs, more than --runs %d", path, len(prev.Real), c.opt.Runs)
 	}
+	switch {
+	case prev.Sized != nil && c.opt.Size == nil:
+		return fmt.Errorf("--resume: %s was sized to the machine (--size-queue, --size-bucket): give the same flags", path)
+	case prev.Sized == nil && c.opt.Size != nil && len(prev.Real)+len(prev.Replaced) > 0:
+		return fmt.Errorf("--resume: %s was not sized to the machine: leave out --size-queue and --size-bucket", path)
+	case prev.Sized != nil && (prev.Sized.QueueOverTimeout != c.opt.Size.QueueOverTimeout || prev.Sized.BucketFraction != c.opt.Size.BucketFraction):
+		return fmt.Errorf("--resume: %s was sized with --size-queue %g --size-bucket %g: give the same", path, prev.Sized.QueueOverTimeout, prev.Sized.BucketFraction)
+	case prev.Sized != nil:
+		if err := c.applySizing(prev.Sized); err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+	}
 	c.rep.Real, c.rep.Replaced, c.rep.Database = prev.Real, prev.Replaced, prev.Database
 	for _, r := range c.rep.Real {
 		c.rep.Checks = append(c.rep.Checks, lab.Checks(c.plan, r)...)
@@ -267,7 +282,7 @@ func (c *calibration) conclude(ctx context.Context) error {
 		c.logf("not fitted on these runs (%v): the predicted model, and one with the claim rates measured on each run", fitErr)
 	default:
 		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
-			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Detection.Delay.Value, f.Model.Network.SharedEvery)
+			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Onset(), f.Model.Network.SharedEvery)
 	}
 	err := c.simulate(ctx)
 	if ctx.Err() != nil {
@@ -331,12 +346,21 @@ func prepare(s *sim.Scenario, opt Options) (*calibration, error) {
 		}
 		c.predicted = append(c.predicted, m)
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	c.rep = &report.Report{SchemaVersion: report.SchemaVersion, Tool: "stormsim " + results.Version, Name: s.Name, Seed: s.Seed,
 		ConfigHash: config.Hash(s), Clients: s.Clients, Policy: c.policy.Label, Models: files, DisturbedCores: lab.DisturbedCores,
-		Config: config.Echo(s), Frame: report.Frame{WindowMs: ms(c.plan.Window), AcceptBound: c.plan.AcceptBound,
-			ReclaimLoMs: ms(c.plan.ReclaimLo), ReclaimHiMs: ms(c.plan.ReclaimHi)}}
+		Config: config.Echo(s), Frame: frameOf(c.plan)}
+	if opt.Size != nil {
+		if err := opt.Size.check(s, c.policy.Timeout); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// frameOf is what the charts draw around the series of plan's storm.
+func frameOf(plan lab.Plan) report.Frame {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return report.Frame{WindowMs: ms(plan.Window), AcceptBound: plan.AcceptBound, ReclaimLoMs: ms(plan.ReclaimLo), ReclaimHiMs: ms(plan.ReclaimHi)}
 }
 
 func (c *calibration) logf(format string, args ...any) {
@@ -373,6 +397,19 @@ func (c *calibration) measure(ctx context.Context) (err error) {
 		c.logf("building cmd/gateway")
 		if bin, err = lab.BuildGateway(ctx, tmp); err != nil {
 			dir.Abandon()
+			return err
+		}
+	}
+	if c.opt.Size != nil && c.rep.Sized == nil {
+		z, err := c.warmUp(ctx, lab.Lab{GatewayBin: bin, DatabaseURL: db.URL, MaxClients: c.opt.MaxClients, WaitQuiet: c.opt.WaitQuiet, Progress: c.logf})
+		if err != nil {
+			dir.Abandon()
+			if ctx.Err() != nil {
+				return &InterruptedError{During: "the warm-up that sizes the storm", Dir: c.opt.OutDir, Err: context.Cause(ctx)}
+			}
+			return err
+		}
+		if err := c.applySizing(z); err != nil {
 			return err
 		}
 	}
@@ -521,7 +558,7 @@ type model struct {
 	role      report.Role
 	scenarios []*sim.Scenario
 	runs      []int
-	borrowed  string // what a calibrated model takes from the predicted one
+	borrowed  string // what the model takes from elsewhere (report.Simulation.Borrowed)
 }
 
 // models are the models to simulate, in the report's order: predicted
@@ -534,6 +571,12 @@ func (c *calibration) models() ([]model, error) {
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
 		for _, p := range c.predicted {
+			if z := c.rep.Sized; z != nil {
+				// The hour's claim rate, measured on the warm-up (another
+				// storm): what the storm was sized by is what predicts it.
+				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
+				m.borrowed = "capacity.admit_per_s from the warm-up that sized the storm"
+			}
 			m.scenarios = append(m.scenarios, p.Apply(c.s))
 		}
 		ms = append(ms, m)

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,8 +19,11 @@ import (
 const labModel = "testdata/seed-lab-1000/calibrated-run-*.yaml"
 
 // TestMetastableLabForReal runs the metastable lab for real, one run of
-// each storm, as `stormsim calibrate` runs it: 2,000 clients against a
-// real survivor that serves abandoned handshakes, cut at a 10 s horizon.
+// each storm, as `stormsim calibrate` runs it, sized to the machine: a
+// warm-up measures the survivor's claim rate c, then 4 x 0.5 s x c clients
+// (the first wave's claims last four handshake timeouts) storm a real
+// survivor that serves abandoned handshakes, cut at a 10 s horizon; the
+// twin's bucket admits 0.8 c.
 // The storm the model (predicted from seed-lab-1000) calls metastable must
 // be metastable for real; its twin behind a token bucket must converge,
 // for real and in the model. The rates are the documented figures' to
@@ -33,16 +37,40 @@ func TestMetastableLabForReal(t *testing.T) {
 	url := pgtest.URL(t)
 	for _, c := range []struct {
 		config, want string
-	}{{"metastable-lab", "metastable"}, {"metastable-lab-bucket", "converged"}} {
+		size         []string
+	}{
+		{"metastable-lab", "metastable", []string{"--size-queue", "4"}},
+		{"metastable-lab-bucket", "converged", []string{"--size-queue", "4", "--size-bucket", "0.8"}},
+	} {
 		t.Run(c.config, func(t *testing.T) {
 			judge(t, c.config, func() (*report.Report, []string) {
 				out := t.TempDir()
-				rep, _, _, _ := runCalibrate(t, out, []string{"calibrate", "-c", "../configs/" + c.config + ".yaml", "-o", out,
+				args := append([]string{"calibrate", "-c", "../configs/" + c.config + ".yaml", "-o", out,
 					"--runs", "1", "--replications", strconv.Itoa(40), "--database-url", url, "--gateway-bin", gatewayBinary(t),
-					"--model", labModel, "--timeout", "2m", "--wait-quiet", "20s"})
+					"--model", labModel, "--timeout", "2m", "--wait-quiet", "20s"}, c.size...)
+				rep, _, _, _ := runCalibrate(t, out, args)
+				sizedAsAsked(t, rep, len(c.size) > 2)
 				return &rep, outcomeMisses(t, rep, c.want, out)
 			})
 		})
+	}
+}
+
+// sizedAsAsked checks that rep's storm is the one its warm-up chose:
+// ceil(4 x 0.5 s x the measured claim rate) clients, and with a bucket
+// 0.8 of that rate; the storm simulated is the storm run.
+func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
+	t.Helper()
+	z := rep.Sized
+	if z == nil || z.WarmupClaimsPerS <= 0 {
+		t.Fatalf("sized %+v: want a warm-up's claim rate", z)
+	}
+	want := int(math.Ceil(4 * 0.5 * z.WarmupClaimsPerS))
+	if z.Clients != want || rep.Clients != want || len(rep.Real) == 0 || rep.Real[0].Crash.Clients != want {
+		t.Errorf("sized to %d clients (report %d); want ceil(4 x 0.5 s x %.1f/s) = %d, run for real", z.Clients, rep.Clients, z.WarmupClaimsPerS, want)
+	}
+	if bucket && math.Abs(z.BucketPerS-0.8*z.WarmupClaimsPerS) > 0.001 {
+		t.Errorf("bucket %v/s; want 0.8 x %.3f/s", z.BucketPerS, z.WarmupClaimsPerS)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 var cmdCalibrate = &command{
 	name:    "calibrate",
 	summary: "run the storm against real gateways and PostgreSQL and in the simulator; report the model's error",
-	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--database-url URL] [--gateway-bin PATH] [--resume] [--overwrite]",
+	usage:   "-c FILE [--set path=value]... [--policy label] -o DIR [--model A/calibrated-run-*.yaml] [--runs K] [--replications R] [--replace N] [--wait-quiet D] [--size-queue Q] [--size-bucket F] [--database-url URL] [--gateway-bin PATH] [--resume] [--overwrite]",
 	run:     runCalibrate,
 	// Stopping kills the gateways and drops the schemas, some 0.2 s; on a
 	// busy machine it may take longer, and must not be cut short.
@@ -40,11 +40,17 @@ func runCalibrate(e *env, cmd *command, args []string) error {
 	fs.StringVar(&opt.GatewayBin, "gateway-bin", "", "the gateway binary `PATH`; default: go build ./cmd/gateway")
 	fs.IntVar(&opt.MaxClients, "max-clients", calibrate.DefaultMaxClients, "refuse configs with more than `N` clients")
 	fs.DurationVar(&opt.Timeout, "timeout", calibrate.DefaultTimeout, "stop everything after `D` (the real runs finished are kept; --resume goes on)")
+	var size calibrate.Size
+	fs.Float64Var(&size.QueueOverTimeout, "size-queue", 0, "size the storm to this machine: a warm-up measures the survivor's claim rate, then clients = `Q` handshake timeouts of claims at that rate")
+	fs.Float64Var(&size.BucketFraction, "size-bucket", 0, "with the warm-up, set the token bucket's rate to `F` (0-1] of the measured claim rate")
 	fs.BoolVar(&opt.Resume, "resume", false, "keep the real runs that a calibration of the same config, stopped before it ended, left in -o DIR, and run the rest")
 	if done, err := parse(e, cmd, fs, args); done || err != nil {
 		return err
 	}
 	opt.OutDir, opt.Overwrite, opt.Derived = out.dir, out.overwrite, []string{htmlreport.File}
+	if fs.Changed("size-queue") || fs.Changed("size-bucket") {
+		opt.Size = &size
+	}
 	if opt.OutDir == "" {
 		return usageErrorf("stormsim calibrate: -o/--out DIR is required")
 	}

@@ -72,6 +72,9 @@ type Report struct {
 	DisturbedCores float64 `json:"disturbed_cores"`
 	// Config is the scenario calibrated, resolved and echoed (config.Echo).
 	Config json.RawMessage `json:"config,omitempty"`
+	// Sized is how the storm was sized to this machine before its real
+	// runs (Clients and Config are the storm as sized); nil: as written.
+	Sized *Sizing `json:"sized,omitempty"`
 	// Frame is what the charts draw around the series.
 	Frame Frame `json:"frame"`
 
@@ -115,9 +118,11 @@ type Simulation struct {
 	// fitted on, each alone: a run that cannot be fitted alone is not
 	// among them (Fit.Runs says why).
 	Runs []int `json:"runs,omitempty"`
-	// Borrowed, for a calibrated model of runs that could not be fitted
-	// whole (Report.FitError), names the sections it takes from the
-	// predicted model; its capacity is measured on each run.
+	// Borrowed names what a model takes from elsewhere: for a calibrated
+	// model of runs that could not be fitted whole (Report.FitError), the
+	// sections of the predicted model (its capacity measured on each run);
+	// for a predicted model of a sized storm, the claim rate of the
+	// warm-up that sized it.
 	Borrowed     string                     `json:"borrowed,omitempty"`
 	Replications int                        `json:"replications"`
 	FirstSeed    uint64                     `json:"first_seed"`

@@ -53,7 +53,7 @@ func (r *Report) runsTable() results.Table {
 		model := []string{"-", "-", "-", "-"}
 		if m := perRun[run.Run]; m != nil {
 			model = []string{fmt.Sprintf("%.0f", m.Capacity.AdmitPerS), fmt.Sprintf("%.0f", m.Capacity.DecidePerS),
-				m.Detection.Delay.Value.String(), m.Network.SharedEvery.String()}
+				m.Onset().String(), m.Network.SharedEvery.String()}
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(run.Run), strconv.FormatUint(run.Seed, 10), fmt.Sprintf("%.2f", l.Average1m),
 			load[0], load[1], load[2], load[3], strconv.FormatInt(run.Crash.Attempts, 10), lastBack(run),
@@ -124,7 +124,7 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 	if f.Claims.WastedGaps > 0 {
 		add("", fmt.Sprintf("wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)", f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps))
 	}
-	add("first wave", fmt.Sprintf("detection %s after the kill (per run: onset %s)", describeDist(m.Detection.Delay),
+	add("first wave", fmt.Sprintf("first attempts decided %s after the notice (per run: onset %s)", m.Onset(),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
 	l := f.Legs
 	add("legs", fmt.Sprintf("retries out p50 %s p90 %s (their lateness p50 %s p90 %s), back p50 %s p90 %s; first attempts back p50 %s (%d retries, %d first)",
@@ -239,6 +239,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if len(r.Models) > 0 {
 		fmt.Fprintf(b, "predicted: the sections of %s, fitted on another storm\n", safetext.Terminal(strings.Join(r.Models, ", ")))
 	}
+	if z := r.Sized; z != nil {
+		fmt.Fprintln(b, z.Line())
+	}
 	fmt.Fprintln(b, r.loadLine())
 	fmt.Fprintf(b, "lab checks: %d of %d pass\n", len(r.Checks)-r.failedChecks(), len(r.Checks))
 	if r.FitError != "" {
@@ -246,7 +249,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	} else {
 		m, l := r.Fit.Model, r.Fit.Legs
 		fmt.Fprintf(b, "fit: claims %.0f/s, decisions %.0f/s, first attempts decided %s after the kill, retries out %s and back %s (p50), shared every %v\n",
-			m.Capacity.AdmitPerS, m.Capacity.DecidePerS, m.Detection.Delay.Value, fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryBackMs.P50), m.Network.SharedEvery)
+			m.Capacity.AdmitPerS, m.Capacity.DecidePerS, m.Onset(), fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryBackMs.P50), m.Network.SharedEvery)
 	}
 	fmt.Fprintln(b)
 	models := r.modelsTable()

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Sizing is what a calibration measured on this machine before its storm
+// and what it chose from that (calibrate.Options.Size): a lab whose
+// outcome depends on how fast the survivor claims is sized to the claim
+// rate of the hour it runs in, not of the day its config was written.
+type Sizing struct {
+	// WarmupClients reconnected in the warm-up: the storm as written, with
+	// no handshake timeout and no bucket, so that every claim is useful
+	// and they queue; WarmupClaimsPerS is the survivor's claim rate there
+	// (fit.ClaimsOf), from WarmupGaps backlogged claims.
+	WarmupClients    int     `json:"warmup_clients"`
+	WarmupClaimsPerS float64 `json:"warmup_claims_per_s"`
+	WarmupGaps       int     `json:"warmup_gaps"`
+	// QueueOverTimeout is the rule for the clients: the first wave's
+	// claims last this many handshake timeouts at the measured rate,
+	// clients = ceil(QueueOverTimeout x timeout x rate); 0: as written.
+	QueueOverTimeout float64 `json:"queue_over_timeout,omitempty"`
+	TimeoutMs        float64 `json:"timeout_ms,omitempty"` // the policy's handshake timeout
+	// BucketFraction is the rule for a token bucket's rate: this fraction
+	// of the measured rate; 0: as written.
+	BucketFraction float64 `json:"bucket_fraction,omitempty"`
+	// Clients and BucketPerS are what was chosen (BucketPerS 0: no
+	// bucket); WrittenClients and WrittenBucketPerS what the config said.
+	Clients           int     `json:"clients"`
+	BucketPerS        float64 `json:"bucket_per_s,omitempty"`
+	WrittenClients    int     `json:"written_clients"`
+	WrittenBucketPerS float64 `json:"written_bucket_per_s,omitempty"`
+	// WarmupDisturbed: other work disturbed every warm-up tried (its rate
+	// measured that work too); the storm is sized on the last all the
+	// same, and the summary says so.
+	WarmupDisturbed bool `json:"warmup_disturbed,omitempty"`
+}
+
+// Line says in one line what was measured and what was chosen.
+func (z *Sizing) Line() string {
+	var chose []string
+	if z.QueueOverTimeout > 0 {
+		chose = append(chose, fmt.Sprintf("%d clients (written %d: %g x the %.0f ms timeout of claims)", z.Clients, z.WrittenClients, z.QueueOverTimeout, z.TimeoutMs))
+	}
+	if z.BucketFraction > 0 {
+		chose = append(chose, fmt.Sprintf("a bucket of %.1f/s (written %.1f/s: %g x the claim rate)", z.BucketPerS, z.WrittenBucketPerS, z.BucketFraction))
+	}
+	disturbed := ""
+	if z.WarmupDisturbed {
+		disturbed = ", DISTURBED by other work"
+	}
+	return fmt.Sprintf("sized to this machine: a warm-up of %d clients claimed %.0f/s (%d gaps%s); chose %s",
+		z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, strings.Join(chose, " and "))
+}

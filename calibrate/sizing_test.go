@@ -1,0 +1,35 @@
+package calibrate
+
+import (
+	"testing"
+	"time"
+
+	"stormsim/calibrate/report"
+)
+
+// TestSizeChoosesFromTheClaimRate: the rules, worked by hand. A survivor
+// claiming 1,000/s with a 500 ms timeout: 4 timeouts of claims are
+// 4 x 0.5 s x 1,000/s = 2,000 clients (the metastable lab as written on a
+// day it claimed 1,000/s), and 0.8 of the rate is an 800/s bucket. At
+// 611.3/s, 3 timeouts are 916.95 clients: 917, so that the queue is at
+// least the multiple asked. A rule left at 0 keeps the config's figure.
+func TestSizeChoosesFromTheClaimRate(t *testing.T) {
+	cases := []struct {
+		name        string
+		size        Size
+		rate        float64
+		wantClients int
+		wantBucket  float64
+	}{
+		{"4 timeouts and 0.8 of 1,000/s", Size{QueueOverTimeout: 4, BucketFraction: 0.8}, 1000, 2000, 800},
+		{"3 timeouts of 611.3/s, rounded up", Size{QueueOverTimeout: 3}, 611.3, 917, 500},
+		{"the bucket alone", Size{BucketFraction: 0.5}, 1234.5678, 2000, 617.284},
+	}
+	for _, c := range cases {
+		z := &report.Sizing{WarmupClaimsPerS: c.rate, WrittenClients: 2000, Clients: 2000, WrittenBucketPerS: 500, BucketPerS: 500}
+		c.size.choose(z, 500*time.Millisecond)
+		if z.Clients != c.wantClients || z.BucketPerS != c.wantBucket {
+			t.Errorf("%s: %d clients, bucket %v/s; want %d and %v/s", c.name, z.Clients, z.BucketPerS, c.wantClients, c.wantBucket)
+		}
+	}
+}
