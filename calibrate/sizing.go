@@ -18,12 +18,12 @@ import (
 )
 
 // Size sizes a storm to the machine before its real runs: a warm-up (the
-// storm as written, with no handshake timeout and no bucket, so that its
-// claims queue and are all useful) measures the survivor's claim rate c;
-// then the storm runs with clients = ceil(QueueOverTimeout x timeout x c),
-// so the first wave's claims last that many timeouts whatever the hour's
-// speed, and a token bucket at BucketFraction x c. Zero fields keep what
-// the config says.
+// storm as written, without its bucket, cut at warmupHorizon) measures
+// the survivor's claim rate c for clients that wait (and, when its
+// clients give up, for those that left); then the storm runs with clients
+// = ceil(QueueOverTimeout x timeout x c), so the first wave's claims last
+// that many timeouts whatever the hour's speed, and a token bucket at
+// BucketFraction x c. Zero fields keep what the config says.
 type Size struct {
 	QueueOverTimeout float64 // multiple of the policy's handshake timeout; needs one
 	BucketFraction   float64 // of the claim rate, in (0, 1]; needs admission token_bucket
@@ -32,6 +32,11 @@ type Size struct {
 // warmupTries is how many warm-ups a sizing takes at most while other work
 // disturbs them.
 const warmupTries = 3
+
+// warmupHorizon cuts a warm-up whose storm has a horizon: long enough for
+// the first wave's claims and a few hundred wasted ones at this machine's
+// rates, short beside the storm.
+const warmupHorizon = 3 * time.Second
 
 // check refuses a sizing the storm cannot take.
 func (z *Size) check(s *sim.Scenario, policyTimeout time.Duration) error {
@@ -62,17 +67,18 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 	defer os.RemoveAll(tmp)
 	l.Dir, l.Record = tmp, nil // the warm-up's logs are not the storm's
 	p := c.plan
-	p.Policy.Timeout, p.DrainPolicy.Timeout = 0, 0
 	p.Admission = models.AdmissionSpec{Kind: models.AdmissionUnlimited, RetryAfter: p.Admission.RetryAfter}
-	p.WithDrain, p.Horizon = false, 0
-	p.AcceptBound = math.Inf(1)
+	p.WithDrain, p.AcceptBound = false, math.Inf(1)
+	if p.Horizon > warmupHorizon {
+		p.Horizon = warmupHorizon
+	}
 	z := &report.Sizing{WarmupClients: p.Clients, WrittenClients: c.s.Clients, Clients: c.s.Clients}
 	if c.s.Admission.Kind == models.AdmissionTokenBucket {
 		z.WrittenBucketPerS, z.BucketPerS = c.s.Admission.Rate, c.s.Admission.Rate
 	}
 	var claims fit.Claims
 	for try := 1; try <= warmupTries; try++ {
-		c.logf("warm-up %d: %d clients, no timeout, no bucket: the survivor's claim rate on this machine", try, p.Clients)
+		c.logf("warm-up %d: %d clients, no bucket: the survivor's claim rates on this machine", try, p.Clients)
 		r, err := l.Run(ctx, p, try, c.s.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
@@ -87,6 +93,7 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
 	z.WarmupClaimsPerS, z.WarmupGaps = claims.AdmitPerS, claims.Gaps
+	z.WarmupWastedPerS, z.WarmupWastedGaps = claims.WastedPerS, claims.WastedGaps
 	c.opt.Size.choose(z, c.policy.Timeout)
 	if z.Clients > c.opt.MaxClients {
 		return nil, &UsageError{fmt.Errorf("sized to %d clients (%g timeouts of %v at %.0f claims/s), over --max-clients %d: lower --size-queue or raise --max-clients",

@@ -21,6 +21,9 @@ type Band struct {
 	Caption  string
 	Series   string  // what is counted, for the y axis: "attempts"
 	WindowMs float64 // the window, ms
+	// Since is what the time axis counts from, in words ("the drain
+	// began"); "" is the failure, as every storm's series.
+	Since string
 
 	Measured BandLine
 	Model    BandLine // its Values are the replications' mean
@@ -89,6 +92,9 @@ func (b Band) Chart(opt Options) (*Chart, error) {
 		f.legend = append([]legendItem{{b.Measured.Label, sl}}, f.legend...)
 	}
 	applyTime(p, ta)
+	if b.Since != "" {
+		p.X.Label.Text = "time since " + b.Since + " (s)"
+	}
 	ca.apply(&p.Y)
 	f.body = plotBody(p)
 	return newChart(b.File, f), nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -200,6 +201,7 @@ func bandChart(rep *Report, c compare.SeriesComparison) plots.Band {
 		Title:    bandTitle(first, c),
 		Series:   c.Series,
 		WindowMs: c.WindowMs,
+		Since:    seriesOrigin(c.Series),
 		Measured: plots.BandLine{Label: realLabel(rep), Run: 0, Values: c.Real},
 		Model:    plots.BandLine{Label: modelLabel(rep, 0), Run: 1, Values: c.SimMean},
 		Min:      c.SimMin, Max: c.SimMax, Lo: c.SimLo, Hi: c.SimHi,
@@ -256,4 +258,16 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// seriesOrigin is what a compared series' windows count from: a drain's
+// and a deploy's from their start, the storm's from the failure ("").
+func seriesOrigin(series string) string {
+	switch {
+	case strings.HasPrefix(series, "drain."):
+		return "the drain began"
+	case strings.HasPrefix(series, "deploy."):
+		return "the deploy began"
+	}
+	return ""
 }
