@@ -576,10 +576,6 @@ func (c *calibration) models() ([]model, error) {
 				// storm): what the storm was sized by is what predicts it.
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
 				m.borrowed = "capacity.admit_per_s from the warm-up that sized the storm"
-				if z.WarmupWastedPerS > 0 {
-					p.Capacity.WastedPerS = z.WarmupWastedPerS
-					m.borrowed = "capacity.admit_per_s and wasted_per_s from the warm-up that sized the storm"
-				}
 			}
 			m.scenarios = append(m.scenarios, p.Apply(c.s))
 		}

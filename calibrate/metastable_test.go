@@ -20,7 +20,7 @@ const labModel = "testdata/seed-lab-1000/calibrated-run-*.yaml"
 
 // TestMetastableLabForReal runs the metastable lab for real, one run of
 // each storm, as `stormsim calibrate` runs it, sized to the machine: a
-// 3 s warm-up measures the survivor's claim rate c, then 4 x 0.5 s x c clients
+// warm-up measures the survivor's claim rate c, then 4 x 0.5 s x c clients
 // (the first wave's claims last four handshake timeouts) storm a real
 // survivor that serves abandoned handshakes, cut at a 10 s horizon; the
 // twin's bucket admits 0.8 c.

@@ -18,9 +18,9 @@ import (
 )
 
 // Size sizes a storm to the machine before its real runs: a warm-up (the
-// storm as written, without its bucket, cut at warmupHorizon) measures
-// the survivor's claim rate c for clients that wait (and, when its
-// clients give up, for those that left); then the storm runs with clients
+// storm as written, with no handshake timeout and no bucket, cut at
+// warmupHorizon, so that its claims queue and are all useful) measures the
+// survivor's claim rate c; then the storm runs with clients
 // = ceil(QueueOverTimeout x timeout x c), so the first wave's claims last
 // that many timeouts whatever the hour's speed, and a token bucket at
 // BucketFraction x c. Zero fields keep what the config says.
@@ -33,9 +33,10 @@ type Size struct {
 // disturbs them.
 const warmupTries = 3
 
-// warmupHorizon cuts a warm-up whose storm has a horizon: long enough for
-// the first wave's claims and a few hundred wasted ones at this machine's
-// rates, short beside the storm.
+// warmupHorizon cuts a warm-up whose storm has a horizon: a few hundred
+// backlogged claims at this machine's rates, short beside the storm. (With
+// the storm's own timeout a warm-up of 2,000 clients on a slow hour had no
+// useful claim at all to time: every first answer came too late.)
 const warmupHorizon = 3 * time.Second
 
 // check refuses a sizing the storm cannot take.
@@ -67,6 +68,7 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 	defer os.RemoveAll(tmp)
 	l.Dir, l.Record = tmp, nil // the warm-up's logs are not the storm's
 	p := c.plan
+	p.Policy.Timeout, p.DrainPolicy.Timeout = 0, 0
 	p.Admission = models.AdmissionSpec{Kind: models.AdmissionUnlimited, RetryAfter: p.Admission.RetryAfter}
 	p.WithDrain, p.AcceptBound = false, math.Inf(1)
 	if p.Horizon > warmupHorizon {
@@ -78,13 +80,13 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 	}
 	var claims fit.Claims
 	for try := 1; try <= warmupTries; try++ {
-		c.logf("warm-up %d: %d clients, no bucket: the survivor's claim rates on this machine", try, p.Clients)
+		c.logf("warm-up %d: %d clients, no timeout, no bucket: the survivor's claim rate on this machine", try, p.Clients)
 		r, err := l.Run(ctx, p, try, c.s.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 		if claims, err = fit.ClaimsOf([]*measured.Run{r}); err != nil {
-			return nil, fmt.Errorf("warm-up: the survivor's claims could not be timed: %w", err)
+			return nil, &UsageError{fmt.Errorf("warm-up: the survivor's claims could not be timed: %w", err)}
 		}
 		z.WarmupDisturbed = r.Load.Disturbed
 		if !r.Load.Disturbed {
@@ -93,7 +95,6 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
 	z.WarmupClaimsPerS, z.WarmupGaps = claims.AdmitPerS, claims.Gaps
-	z.WarmupWastedPerS, z.WarmupWastedGaps = claims.WastedPerS, claims.WastedGaps
 	c.opt.Size.choose(z, c.policy.Timeout)
 	if z.Clients > c.opt.MaxClients {
 		return nil, &UsageError{fmt.Errorf("sized to %d clients (%g timeouts of %v at %.0f claims/s), over --max-clients %d: lower --size-queue or raise --max-clients",

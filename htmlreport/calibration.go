@@ -47,7 +47,11 @@ func CalibrationPage(reportJSON, calibratedYAML []byte) (*Page, error) {
 	if len(rep.Failures()) > 0 {
 		p.Verdict = "FAIL"
 	}
-	p.Facts = []Fact{{"clients", count(int64(rep.Clients))}, {"policy", rep.Policy}, {"real runs", fmt.Sprint(len(rep.Real))},
+	clients := count(int64(rep.Clients))
+	if z := rep.Sized; z != nil {
+		clients += fmt.Sprintf(" (sized to the machine; the config wrote %s)", count(int64(z.WrittenClients)))
+	}
+	p.Facts = []Fact{{"clients", clients}, {"policy", rep.Policy}, {"real runs", fmt.Sprint(len(rep.Real))},
 		{"replications per model", fmt.Sprint(replicationsOf(&rep))}, {"seed", fmt.Sprint(rep.Seed)},
 		{"machine", loadFact(&rep)}, {"database", rep.Database}, {"config", shortHash(rep.ConfigHash)}, {"written by", rep.Tool}}
 	tables := rep.Tables()
@@ -71,9 +75,11 @@ func CalibrationPage(reportJSON, calibratedYAML []byte) (*Page, error) {
 	if rep.Error != "" {
 		agreement.Text = append(agreement.Text, "The calibration failed after the real runs were measured: "+rep.Error+".")
 	}
-	p.Sections = append(p.Sections, agreement,
-		Section{ID: "runs", Title: "real runs and the machine", Tables: append(byTitle("runs"), byTitle("lab checks")...)},
-	)
+	runs := Section{ID: "runs", Title: "real runs and the machine", Tables: append(byTitle("runs"), byTitle("lab checks")...)}
+	if z := rep.Sized; z != nil {
+		runs.Text = append(runs.Text, strings.ToUpper(z.Line()[:1])+z.Line()[1:]+".")
+	}
+	p.Sections = append(p.Sections, agreement, runs)
 	if fitted := byTitle("fit on"); len(fitted) > 0 {
 		p.Sections = append(p.Sections, Section{ID: "fit", Title: "fit", Tables: fitted})
 	}

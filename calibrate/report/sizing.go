@@ -10,17 +10,14 @@ import (
 // outcome depends on how fast the survivor claims is sized to the claim
 // rate of the hour it runs in, not of the day its config was written.
 type Sizing struct {
-	// WarmupClients reconnected in the warm-up: the storm as written,
-	// without its bucket, cut at 3 s when it has a horizon.
-	// WarmupClaimsPerS is the survivor's claim rate there for clients
-	// still waiting (fit.ClaimsOf), from WarmupGaps backlogged claims;
-	// WarmupWastedPerS for clients that had left, from WarmupWastedGaps (0
-	// when fewer than 3: nobody gave up).
+	// WarmupClients reconnected in the warm-up: the storm as written, with
+	// no handshake timeout and no bucket, so that every claim is useful
+	// and they queue, cut at 3 s when it has a horizon; WarmupClaimsPerS
+	// is the survivor's claim rate there (fit.ClaimsOf), from WarmupGaps
+	// backlogged claims.
 	WarmupClients    int     `json:"warmup_clients"`
 	WarmupClaimsPerS float64 `json:"warmup_claims_per_s"`
 	WarmupGaps       int     `json:"warmup_gaps"`
-	WarmupWastedPerS float64 `json:"warmup_wasted_per_s,omitempty"`
-	WarmupWastedGaps int     `json:"warmup_wasted_gaps,omitempty"`
 	// QueueOverTimeout is the rule for the clients: the first wave's
 	// claims last this many handshake timeouts at the measured rate,
 	// clients = ceil(QueueOverTimeout x timeout x rate); 0: as written.
@@ -54,10 +51,6 @@ func (z *Sizing) Line() string {
 	if z.WarmupDisturbed {
 		disturbed = ", DISTURBED by other work"
 	}
-	wasted := ""
-	if z.WarmupWastedPerS > 0 {
-		wasted = fmt.Sprintf(", %.0f/s for clients gone (%d gaps)", z.WarmupWastedPerS, z.WarmupWastedGaps)
-	}
-	return fmt.Sprintf("sized to this machine: a warm-up of %d clients claimed %.0f/s for waiting clients (%d gaps)%s%s; chose %s",
-		z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, wasted, disturbed, strings.Join(chose, " and "))
+	return fmt.Sprintf("sized to this machine: a warm-up of %d clients claimed %.0f/s (%d gaps%s); chose %s",
+		z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, strings.Join(chose, " and "))
 }
