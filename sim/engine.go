@@ -3,6 +3,7 @@ package sim
 import (
 	"runtime"
 	"time"
+	"unsafe"
 
 	"stormsim/models"
 	"stormsim/policies"
@@ -71,8 +72,14 @@ type wheel struct {
 // runStorm runs st on a wheel w, with events that carry a payload when the
 // storm needs one, and reports whether report stopped it.
 func runStorm(st *storm, w wheel, report func(Progress) bool) (stopped bool) {
-	if st.rttInEvent {
+	switch {
+	case st.rttInEvent:
 		e := newEngine[paidEvent](st, w)
+		e.report = report
+		e.run()
+		return e.stopped
+	case st.plain:
+		e := newEngine[packedEvent](st, w)
 		e.report = report
 		e.run()
 		return e.stopped
@@ -117,6 +124,10 @@ type engine[E wheelEvent] struct {
 
 	ahead   lookahead // draws for the next bucket, made on another core
 	minLook int       // the smallest bucket for ahead; 0: never
+
+	// With packed events, the attempts of each client whose count is too
+	// large for its event (packedAttMax and up); nil until one is.
+	over []uint32
 }
 
 func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
@@ -229,7 +240,7 @@ func (e *engine[E]) migrate() {
 			return
 		}
 		te := e.far.pop()
-		e.appendTo(bi, makeEvent[E](event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts}, te.pay))
+		e.appendTo(bi, e.pack(event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts}, te.pay))
 	}
 }
 
@@ -241,11 +252,35 @@ func (e *engine[E]) push(t time.Duration, c, attempts, pay uint32) {
 		e.seq++
 		e.soon.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	case bi < e.cur+int64(len(e.ring)):
-		e.appendTo(bi, makeEvent[E](event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts}, pay))
+		e.appendTo(bi, e.pack(event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts}, pay))
 	default:
 		e.seq++
 		e.far.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	}
+}
+
+// pack makes ev (and pay) an event of kind E, keeping aside an attempts
+// count too large for a packed event.
+func (e *engine[E]) pack(ev event, pay uint32) E {
+	if isPacked[E]() && ev.attempts >= packedAttMax {
+		if e.over == nil {
+			e.over = make([]uint32, e.st.s.Clients)
+		}
+		e.over[ev.client] = ev.attempts
+	}
+	return makeEvent[E](ev, pay)
+}
+
+// unpack is pack undone: the event's common fields.
+func (e *engine[E]) unpack(p *E) event {
+	if isPacked[E]() {
+		ev := unpacked(*(*packedEvent)(unsafe.Pointer(p)))
+		if ev.attempts == packedAttMax {
+			ev.attempts = e.over[ev.client]
+		}
+		return ev
+	}
+	return *head(p)
 }
 
 func (e *engine[E]) appendTo(bi int64, ev E) {
@@ -297,8 +332,8 @@ func (e *engine[E]) processBucket() {
 			e.st.step(e.push)
 			continue
 		}
-		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
-			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
+		if i < n && (len(e.soon.items) == 0 || base+time.Duration(offOf(&evs[i])) <= e.soon.items[0].t) {
+			ev, pay, ahead := e.unpack(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
 			e.pending--
 			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts, pay, ahead)
@@ -319,7 +354,7 @@ func (e *engine[E]) processBucket() {
 func (e *engine[E]) stepDue(evs []E, i, n int, base time.Duration) bool {
 	next := never
 	if i < n {
-		next = base + time.Duration(head(&evs[i]).off)
+		next = base + time.Duration(offOf(&evs[i]))
 	}
 	if len(e.soon.items) > 0 {
 		next = min(next, e.soon.items[0].t)

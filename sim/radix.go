@@ -15,7 +15,7 @@ func sortBucket[E wheelEvent](r *radix, chunks []*chunk[E], n int, a, b []E, off
 	for i, ch := range chunks {
 		countOffsets(r, ch.events[:chunkFill(n, i)])
 	}
-	if !r.plan(head(&chunks[0].events[0]).off) {
+	if !r.plan(offOf(&chunks[0].events[0])) {
 		for i, ch := range chunks {
 			copy(a[i*chunkLen:], ch.events[:chunkFill(n, i)])
 		}
@@ -44,7 +44,7 @@ func sortSlice[E wheelEvent](r *radix, a, b []E, offBits int) []E {
 
 // sortCounted is sortSlice once r holds the counts of a's offsets.
 func sortCounted[E wheelEvent](r *radix, a, b []E) []E {
-	if len(a) == 0 || !r.plan(head(&a[0]).off) {
+	if len(a) == 0 || !r.plan(offOf(&a[0])) {
 		return a
 	}
 	scatter(r, r.order[0], a, b)
@@ -90,20 +90,20 @@ func countOffsets[E wheelEvent](r *radix, evs []E) {
 	switch r.passes {
 	case 2:
 		for i := range evs {
-			off := head(&evs[i]).off
+			off := offOf(&evs[i])
 			c0[off&m]++
 			c1[off>>d&m]++
 		}
 	case 3:
 		for i := range evs {
-			off := head(&evs[i]).off
+			off := offOf(&evs[i])
 			c0[off&m]++
 			c1[off>>d&m]++
 			c2[off>>(2*d)&m]++
 		}
 	default:
 		for i := range evs {
-			off := head(&evs[i]).off
+			off := offOf(&evs[i])
 			for p := range r.passes {
 				r.count[p][off>>(uint(p)*d)&m]++
 			}
@@ -138,7 +138,7 @@ func (r *radix) plan(any uint32) bool {
 func scatter[E wheelEvent](r *radix, p int, src, dst []E) {
 	c, shift, m := &r.count[p], uint(p)*r.digit, r.mask
 	for i := range src {
-		d := head(&src[i]).off >> shift & m
+		d := offOf(&src[i]) >> shift & m
 		dst[c[d]] = src[i]
 		c[d]++
 	}
@@ -157,7 +157,7 @@ func finishPasses[E wheelEvent](r *radix, a, b []E) []E {
 // insertionSort sorts a few events by off, stably.
 func insertionSort[E wheelEvent](a []E) []E {
 	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
+		for j := i; j > 0 && offOf(&a[j]) < offOf(&a[j-1]); j-- {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}
@@ -171,7 +171,7 @@ func insertionSort[E wheelEvent](a []E) []E {
 func mergeSorted[E wheelEvent](out, first, later []E) []E {
 	i, j, k := 0, 0, 0
 	for i < len(first) && j < len(later) {
-		if head(&later[j]).off < head(&first[i]).off {
+		if offOf(&later[j]) < offOf(&first[i]) {
 			out[k] = later[j]
 			j++
 		} else {
