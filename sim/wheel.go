@@ -64,7 +64,9 @@ func isPacked[E wheelEvent]() bool {
 
 // offOf is e's offset in its bucket, in nanoseconds.
 func offOf[E wheelEvent](e *E) uint32 {
-	if isPacked[E]() {
+	// Not isPacked: a generic call inside this one, in the sort's loops,
+	// would cost a load of its dictionary at every event.
+	if unsafe.Sizeof(*e) == unsafe.Sizeof(packedEvent(0)) {
 		return uint32(*(*uint64)(unsafe.Pointer(e)) >> packedOffShift)
 	}
 	return head(e).off
