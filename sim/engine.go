@@ -111,8 +111,10 @@ type engine[E wheelEvent] struct {
 	cur       int64 // bucket being processed
 	ringCount int   // events stored in the ring
 	free      []*chunk[E]
-	soon      eventHeap // pushed into the bucket being processed
-	far       eventHeap // beyond the ring's horizon
+	slab      []chunk[E] // chunks allocated together, not yet used
+	slabs     int        // chunks in the last slab
+	soon      eventHeap  // pushed into the bucket being processed
+	far       eventHeap  // beyond the ring's horizon
 	seq       uint64
 	pending   int
 	scratch   [2][]E
@@ -291,7 +293,7 @@ func (e *engine[E]) appendTo(bi int64, ev E) {
 		if n := len(e.free); n > 0 {
 			ch, e.free = e.free[n-1], e.free[:n-1]
 		} else {
-			ch = new(chunk[E])
+			ch = e.newChunk()
 		}
 		b.chunks = append(b.chunks, ch)
 		b.tail = ch
@@ -300,6 +302,26 @@ func (e *engine[E]) appendTo(bi int64, ev E) {
 	b.n++
 	e.ringCount++
 }
+
+// newChunk is a chunk never used: chunks are allocated in slabs that
+// double up to maxSlab chunks, so that a storm of a million clients makes
+// a few dozen allocations for its thousands of chunks, and a small one
+// allocates little more than it uses.
+func (e *engine[E]) newChunk() *chunk[E] {
+	if len(e.slab) == 0 {
+		e.slabs = min(maxSlab, max(minSlab, 2*e.slabs))
+		e.slab = make([]chunk[E], e.slabs)
+	}
+	ch := &e.slab[0]
+	e.slab = e.slab[1:]
+	return ch
+}
+
+// The smallest and largest slab of chunks.
+const (
+	minSlab = 4
+	maxSlab = 64
+)
 
 // processBucket runs every attempt of bucket cur in (time, scheduling order),
 // merging in the attempts that are scheduled into it while it runs.
