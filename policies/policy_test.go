@@ -164,6 +164,43 @@ func TestNextClientRules(t *testing.T) {
 	}
 }
 
+// TestNextFull: where FullJitterOnly holds, NextFull gives Next's wait
+// for every attempt and draw (and Next never gives up); each client rule
+// and every other policy turns it off.
+func TestNextFull(t *testing.T) {
+	only := []struct {
+		spec       Spec
+		retryAfter time.Duration
+		want       bool
+	}{
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms}, time.Second, true},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms, HonorRetryAfter: true}, 0, true},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms, HonorRetryAfter: true}, time.Second, false},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms, MaxAttempts: 4}, 0, false},
+		{Spec{Kind: "full", Base: 100 * ms, Cap: 3200 * ms, MinDelayAfterReject: ms}, 0, false},
+		{Spec{Kind: "equal", Base: 100 * ms, Cap: 3200 * ms}, 0, false},
+		{Spec{Kind: "exponential", Base: 100 * ms, Cap: 3200 * ms}, 0, false},
+	}
+	for _, tt := range only {
+		b := mustNew(t, tt.spec)
+		if got := b.FullJitterOnly(tt.retryAfter); got != tt.want {
+			t.Errorf("%+v, Retry-After %v: FullJitterOnly %v, want %v", tt.spec, tt.retryAfter, got, tt.want)
+		}
+		if !tt.want {
+			continue
+		}
+		for a := 1; a <= 40; a++ {
+			for i := uint64(0); i < 50; i++ {
+				u := rng.Draw(3, i, uint64(a), rng.StreamBackoff)
+				wait, _, giveUp := b.Next(a, 0, tt.retryAfter, u)
+				if got := b.NextFull(a, u); got != wait || giveUp {
+					t.Fatalf("%+v attempt %d: NextFull %v, Next %v (give up %v)", tt.spec, a, got, wait, giveUp)
+				}
+			}
+		}
+	}
+}
+
 // TestSpecErrors pins each parameter rule and the key it names.
 func TestSpecErrors(t *testing.T) {
 	tests := []struct {

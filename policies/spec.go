@@ -230,6 +230,21 @@ func (b *Backoff) Next(attempts int, prev, retryAfter time.Duration, u uint64) (
 	return wait, raw, false
 }
 
+// FullJitterOnly reports whether Next's wait is the full-jitter delay
+// alone for a server Retry-After of retryAfter: full jitter without
+// max_attempts, min_delay_after_reject or a Retry-After to honour. Then
+// NextFull gives that wait, and never gives up.
+func (b *Backoff) FullJitterOnly(retryAfter time.Duration) bool {
+	return b.full != nil && b.Spec.MaxAttempts == 0 && b.Spec.MinDelayAfterReject <= 0 && (!b.Spec.HonorRetryAfter || retryAfter <= 0)
+}
+
+// NextFull is Next's wait for a FullJitterOnly backoff, small enough to be
+// inlined where a storm makes its attempts: the wait after failed attempt
+// number attempts (1-based) with random bits u.
+func (b *Backoff) NextFull(attempts int, u uint64) time.Duration {
+	return fullJitter(b.full, attempts-1, u)
+}
+
 // MaxWait bounds every wait Next can return for a server Retry-After of
 // retryAfter.
 func (b *Backoff) MaxWait(retryAfter time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package sim
 import (
 	"runtime"
 	"time"
+	"unsafe"
 
 	"stormsim/models"
 	"stormsim/policies"
@@ -71,8 +72,14 @@ type wheel struct {
 // runStorm runs st on a wheel w, with events that carry a payload when the
 // storm needs one, and reports whether report stopped it.
 func runStorm(st *storm, w wheel, report func(Progress) bool) (stopped bool) {
-	if st.rttInEvent {
+	switch {
+	case st.rttInEvent:
 		e := newEngine[paidEvent](st, w)
+		e.report = report
+		e.run()
+		return e.stopped
+	case st.plain:
+		e := newEngine[packedEvent](st, w)
 		e.report = report
 		e.run()
 		return e.stopped
@@ -104,8 +111,10 @@ type engine[E wheelEvent] struct {
 	cur       int64 // bucket being processed
 	ringCount int   // events stored in the ring
 	free      []*chunk[E]
-	soon      eventHeap // pushed into the bucket being processed
-	far       eventHeap // beyond the ring's horizon
+	slab      []chunk[E] // chunks allocated together, not yet used
+	slabs     int        // chunks in the last slab
+	soon      eventHeap  // pushed into the bucket being processed
+	far       eventHeap  // beyond the ring's horizon
 	seq       uint64
 	pending   int
 	scratch   [2][]E
@@ -117,6 +126,10 @@ type engine[E wheelEvent] struct {
 
 	ahead   lookahead // draws for the next bucket, made on another core
 	minLook int       // the smallest bucket for ahead; 0: never
+
+	// With packed events, the attempts of each client whose count is too
+	// large for its event (packedAttMax and up); nil until one is.
+	over []uint32
 }
 
 func newEngine[E wheelEvent](st *storm, w wheel) *engine[E] {
@@ -229,7 +242,7 @@ func (e *engine[E]) migrate() {
 			return
 		}
 		te := e.far.pop()
-		e.appendTo(bi, makeEvent[E](event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts}, te.pay))
+		e.appendTo(bi, e.pack(event{off: uint32(te.t - time.Duration(bi)*e.width), client: te.client, attempts: te.attempts}, te.pay))
 	}
 }
 
@@ -241,11 +254,35 @@ func (e *engine[E]) push(t time.Duration, c, attempts, pay uint32) {
 		e.seq++
 		e.soon.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	case bi < e.cur+int64(len(e.ring)):
-		e.appendTo(bi, makeEvent[E](event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts}, pay))
+		e.appendTo(bi, e.pack(event{off: uint32(t - time.Duration(bi)*e.width), client: c, attempts: attempts}, pay))
 	default:
 		e.seq++
 		e.far.push(timedEvent{t: t, seq: e.seq, client: c, attempts: attempts, pay: pay})
 	}
+}
+
+// pack makes ev (and pay) an event of kind E, keeping aside an attempts
+// count too large for a packed event.
+func (e *engine[E]) pack(ev event, pay uint32) E {
+	if isPacked[E]() && ev.attempts >= packedAttMax {
+		if e.over == nil {
+			e.over = make([]uint32, e.st.s.Clients)
+		}
+		e.over[ev.client] = ev.attempts
+	}
+	return makeEvent[E](ev, pay)
+}
+
+// unpack is pack undone: the event's common fields.
+func (e *engine[E]) unpack(p *E) event {
+	if isPacked[E]() {
+		ev := unpacked(*(*packedEvent)(unsafe.Pointer(p)))
+		if ev.attempts == packedAttMax {
+			ev.attempts = e.over[ev.client]
+		}
+		return ev
+	}
+	return *head(p)
 }
 
 func (e *engine[E]) appendTo(bi int64, ev E) {
@@ -256,7 +293,7 @@ func (e *engine[E]) appendTo(bi int64, ev E) {
 		if n := len(e.free); n > 0 {
 			ch, e.free = e.free[n-1], e.free[:n-1]
 		} else {
-			ch = new(chunk[E])
+			ch = e.newChunk()
 		}
 		b.chunks = append(b.chunks, ch)
 		b.tail = ch
@@ -265,6 +302,26 @@ func (e *engine[E]) appendTo(bi int64, ev E) {
 	b.n++
 	e.ringCount++
 }
+
+// newChunk is a chunk never used: chunks are allocated in slabs that
+// double up to maxSlab chunks, so that a storm of a million clients makes
+// a few dozen allocations for its thousands of chunks, and a small one
+// allocates little more than it uses.
+func (e *engine[E]) newChunk() *chunk[E] {
+	if len(e.slab) == 0 {
+		e.slabs = min(maxSlab, max(minSlab, 2*e.slabs))
+		e.slab = make([]chunk[E], e.slabs)
+	}
+	ch := &e.slab[0]
+	e.slab = e.slab[1:]
+	return ch
+}
+
+// The smallest and largest slab of chunks.
+const (
+	minSlab = 4
+	maxSlab = 64
+)
 
 // processBucket runs every attempt of bucket cur in (time, scheduling order),
 // merging in the attempts that are scheduled into it while it runs.
@@ -297,8 +354,8 @@ func (e *engine[E]) processBucket() {
 			e.st.step(e.push)
 			continue
 		}
-		if i < n && (len(e.soon.items) == 0 || base+time.Duration(head(&evs[i]).off) <= e.soon.items[0].t) {
-			ev, pay, ahead := *head(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
+		if i < n && (len(e.soon.items) == 0 || base+time.Duration(offOf(&evs[i])) <= e.soon.items[0].t) {
+			ev, pay, ahead := e.unpack(&evs[i]), payOf(&evs[i]), aheadOf(&evs[i])
 			i++
 			e.pending--
 			e.attempt(base+time.Duration(ev.off), ev.client, ev.attempts, pay, ahead)
@@ -319,7 +376,7 @@ func (e *engine[E]) processBucket() {
 func (e *engine[E]) stepDue(evs []E, i, n int, base time.Duration) bool {
 	next := never
 	if i < n {
-		next = base + time.Duration(head(&evs[i]).off)
+		next = base + time.Duration(offOf(&evs[i]))
 	}
 	if len(e.soon.items) > 0 {
 		next = min(next, e.soon.items[0].t)

@@ -445,3 +445,47 @@ func TestCountsAddUpAtTheHorizon(t *testing.T) {
 		t.Errorf("of %d storms, %d left handshakes waiting, %d shed and %d skipped: too few to test the counts", n, waiting, shed, skipped)
 	}
 }
+
+// TestPackedAttemptsBeyondEvent: a plain storm whose clients make far
+// more attempts than a packed event holds (packedAttMax) gives, attempt
+// by attempt, what the reference engine gives; the count kept aside is
+// the one drawn from. One admission a slot and waits of 1-2 ms keep the
+// last clients retrying for seconds.
+func TestPackedAttemptsBeyondEvent(t *testing.T) {
+	for _, ring := range []int64{maxRingBuckets, 2} {
+		s := &Scenario{
+			Seed:      3,
+			Clients:   300,
+			Admission: models.AdmissionSpec{Kind: "slots", Slot: 10 * time.Millisecond, PerSlot: 1},
+			Policies:  []policies.Spec{{Kind: "full", Base: time.Millisecond, Cap: 2 * time.Millisecond}},
+		}
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		b := mustBackoff(t, s.Policies[0])
+		st := newStorm(s, b, s.Seed)
+		if !st.plain {
+			t.Fatal("the storm is not plain: it would not use packed events")
+		}
+		var got, want uint64
+		perClient := make([]int, s.Clients)
+		st.trace = func(a attemptTrace) {
+			perClient[a.client]++
+			got = rng.SplitMix64(got ^ uint64(a.arrival)<<3 ^ uint64(a.out) ^ uint64(a.client)<<40)
+		}
+		runStorm(st, wheel{ringLimit: ring, minLook: minLook}, nil)
+		res := st.result()
+		ref, _ := referenceRun(s, b, s.Seed, func(a attemptTrace) {
+			want = rng.SplitMix64(want ^ uint64(a.arrival)<<3 ^ uint64(a.out) ^ uint64(a.client)<<40)
+		})
+		if most := slices.Max(perClient); most <= 2*packedAttMax {
+			t.Fatalf("ring %d: the busiest client made %d attempts, not beyond %d: the test tests nothing", ring, most, 2*packedAttMax)
+		}
+		if got != want {
+			t.Fatalf("ring %d: the engines process attempts in different orders", ring)
+		}
+		if !reflect.DeepEqual(res, ref) {
+			t.Fatalf("ring %d: engine and reference differ\nengine:    %+v\nreference: %+v", ring, summary(res), summary(ref))
+		}
+	}
+}

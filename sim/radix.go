@@ -1,5 +1,7 @@
 package sim
 
+import "unsafe"
+
 // sortBucket returns the n events of a bucket's chunks sorted by off,
 // equal offsets kept in push (scheduling) order. It is an LSD radix sort
 // whose first pass reads straight from the chunks; a and b are scratch of
@@ -15,7 +17,7 @@ func sortBucket[E wheelEvent](r *radix, chunks []*chunk[E], n int, a, b []E, off
 	for i, ch := range chunks {
 		countOffsets(r, ch.events[:chunkFill(n, i)])
 	}
-	if !r.plan(head(&chunks[0].events[0]).off) {
+	if !r.plan(offOf(&chunks[0].events[0])) {
 		for i, ch := range chunks {
 			copy(a[i*chunkLen:], ch.events[:chunkFill(n, i)])
 		}
@@ -44,7 +46,7 @@ func sortSlice[E wheelEvent](r *radix, a, b []E, offBits int) []E {
 
 // sortCounted is sortSlice once r holds the counts of a's offsets.
 func sortCounted[E wheelEvent](r *radix, a, b []E) []E {
-	if len(a) == 0 || !r.plan(head(&a[0]).off) {
+	if len(a) == 0 || !r.plan(offOf(&a[0])) {
 		return a
 	}
 	scatter(r, r.order[0], a, b)
@@ -85,6 +87,10 @@ func (r *radix) reset(offBits int) {
 
 // countOffsets adds evs' offsets to r's histograms.
 func countOffsets[E wheelEvent](r *radix, evs []E) {
+	if isPacked[E]() {
+		countPacked(r, asPacked(evs))
+		return
+	}
 	m, d := r.mask, r.digit
 	c0, c1, c2 := &r.count[0], &r.count[1], &r.count[2]
 	switch r.passes {
@@ -136,6 +142,10 @@ func (r *radix) plan(any uint32) bool {
 // scatter moves src's events to their places in dst by pass p's digit,
 // in order, so that equal digits keep their order.
 func scatter[E wheelEvent](r *radix, p int, src, dst []E) {
+	if isPacked[E]() {
+		scatterPacked(r, p, asPacked(src), asPacked(dst))
+		return
+	}
 	c, shift, m := &r.count[p], uint(p)*r.digit, r.mask
 	for i := range src {
 		d := head(&src[i]).off >> shift & m
@@ -156,6 +166,10 @@ func finishPasses[E wheelEvent](r *radix, a, b []E) []E {
 
 // insertionSort sorts a few events by off, stably.
 func insertionSort[E wheelEvent](a []E) []E {
+	if isPacked[E]() {
+		insertionPacked(asPacked(a))
+		return a
+	}
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && head(&a[j]).off < head(&a[j-1]).off; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
@@ -183,4 +197,64 @@ func mergeSorted[E wheelEvent](out, first, later []E) []E {
 	k += copy(out[k:], first[i:])
 	copy(out[k:], later[j:])
 	return out
+}
+
+// The sort's loops for packed events, apart: in the generic ones a test
+// of the event's kind would cost a load of the instantiation's dictionary
+// at every event, for every kind.
+
+// asPacked is evs, of kind packedEvent, as such.
+func asPacked[E wheelEvent](evs []E) []packedEvent {
+	return unsafe.Slice((*packedEvent)(unsafe.Pointer(unsafe.SliceData(evs))), len(evs))
+}
+
+// countPacked is countOffsets for packed events.
+func countPacked(r *radix, evs []packedEvent) {
+	m, d := r.mask, r.digit
+	c0, c1, c2 := &r.count[0], &r.count[1], &r.count[2]
+	switch r.passes {
+	case 2:
+		for _, ev := range evs {
+			off := uint32(ev >> packedOffShift)
+			c0[off&m]++
+			c1[off>>d&m]++
+		}
+	case 3:
+		for _, ev := range evs {
+			off := uint32(ev >> packedOffShift)
+			c0[off&m]++
+			c1[off>>d&m]++
+			c2[off>>(2*d)&m]++
+		}
+	default:
+		for _, ev := range evs {
+			off := uint32(ev >> packedOffShift)
+			for p := range r.passes {
+				r.count[p][off>>(uint(p)*d)&m]++
+			}
+		}
+	}
+	r.n += len(evs)
+}
+
+// scatterPacked is scatter for packed events.
+func scatterPacked(r *radix, p int, src, dst []packedEvent) {
+	c, shift, m := &r.count[p], packedOffShift+uint(p)*r.digit, uint64(r.mask)
+	for _, ev := range src {
+		d := ev >> shift & packedEvent(m)
+		dst[c[d]] = ev
+		c[d]++
+	}
+}
+
+// insertionPacked is insertionSort for packed events: by offset, stably.
+func insertionPacked(a []packedEvent) {
+	for i := 1; i < len(a); i++ {
+		x := a[i]
+		j := i
+		for ; j > 0 && x>>packedOffShift < a[j-1]>>packedOffShift; j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = x
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // FuzzSortBucket: the wheel's radix sort orders a bucket's events as a
 // stable sort by offset does (equal offsets keep their push order), for
-// both event kinds, any offset width and any split into chunks.
+// every event kind, any offset width and any split into chunks.
 //
 //	go test ./sim -run '^$' -fuzz FuzzSortBucket -fuzztime 30s
 func FuzzSortBucket(f *testing.F) {
@@ -49,6 +49,19 @@ func FuzzSortBucket(f *testing.F) {
 			if gotPlain[i] != want[i].event {
 				t.Fatalf("plain event %d: got %v, want %v", i, gotPlain[i], want[i].event)
 			}
+		}
+		// Packed events hold offsets of up to packedOffBits bits: the
+		// same events with their offsets cut to that.
+		packedBits := min(offBits, packedOffBits)
+		packed := make([]packedEvent, len(events))
+		for i, ev := range events {
+			ev.off &= 1<<packedBits - 1
+			packed[i] = makeEvent[packedEvent](ev.event, 0)
+		}
+		wantPacked := slices.Clone(packed)
+		slices.SortStableFunc(wantPacked, func(a, b packedEvent) int { return int(offOf(&a)) - int(offOf(&b)) })
+		if got := sortChunked(packed, packedBits); !slices.Equal(got, wantPacked) {
+			t.Fatalf("packed events: got %v\nwant %v", got, wantPacked)
 		}
 	})
 }

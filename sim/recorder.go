@@ -94,6 +94,18 @@ func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, 
 	}
 }
 
+// plainAttempt is attempt for a plain storm's attempt, settled at its
+// arrival t (before the horizon) at the one gateway, admitted or not.
+func (r *recorder) plainAttempt(t time.Duration, admitted bool) {
+	w := r.index(t)
+	r.attempts.add(w, 1)
+	if admitted {
+		r.accepts.add(w, 1)
+	} else {
+		r.rejects.add(w, 1)
+	}
+}
+
 // claimed records a route claim whose answer left gateway gw at t: useful
 // when its client was still there to get it, wasted when not.
 func (r *recorder) claimed(t time.Duration, gw int, useful bool) {

@@ -48,7 +48,9 @@ type storm struct {
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
-	plain      bool // no latency, pool, queue, timeout or deploy: handlePlain's storm
+	plain      bool          // no latency, pool, queue, timeout or deploy: handlePlain's storm
+	fullOnly   bool          // b's wait is its full-jitter delay alone (policies.Backoff.NextFull)
+	slots      *models.Slots // adm when it is slots, called without the interface
 
 	deploy *deployment   // nil without a deploy
 	stepAt time.Duration // the deploy's next step; never without one
@@ -149,6 +151,8 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	}
 	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome())
 	st.plain = st.net == nil && st.pool == nil && st.queues == nil && st.timeout == 0 && s.Deploy == nil
+	st.fullOnly = st.b.FullJitterOnly(st.retryAfter) && st.prev == nil
+	st.slots, _ = st.adm.(*models.Slots)
 	if s.Deploy != nil {
 		st.rec.allGateways = true
 		st.deploy = newDeployment(st)
@@ -391,28 +395,40 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 func (st *storm) handlePlain(t time.Duration, c, attempts uint32) (next time.Duration, again bool) {
 	a := attempts + 1
 	backoffBits := rng.DrawKeyed(st.backoffKey, uint64(c), uint64(a))
+	var ok bool
+	if st.slots != nil {
+		ok = st.slots.Admit(t)
+	} else {
+		ok = st.adm.Admit(t)
+	}
 	out := rejected
-	if st.adm.Admit(t) {
+	if ok {
 		out = admitted
 	}
 	if st.trace != nil {
 		st.trace(attemptTrace{arrival: t, client: c, out: out, decided: t, answered: t})
 	}
-	settled := t < st.horizon
-	if !settled {
+	switch {
+	case t >= st.horizon: // unsettled: it has got nothing yet
 		st.end.waiting++
-	}
-	st.rec.attempt(t, t, settled, out, 0, false)
-	if out == admitted {
-		if !settled {
+		st.rec.attempt(t, t, false, out, 0, false)
+		if ok {
 			st.end.cut = true
 			return 0, false
 		}
+	case ok:
+		st.rec.plainAttempt(t, true)
 		if st.rec.tracked {
 			st.rec.claimed(t, 0, true)
 		}
 		st.rec.connected(t)
 		return 0, false
+	default:
+		st.rec.plainAttempt(t, false)
+	}
+	if st.fullOnly {
+		next = t + st.b.NextFull(int(a), backoffBits)
+		return next, st.within(next)
 	}
 	var prev time.Duration
 	if st.prev != nil {

@@ -27,15 +27,50 @@ type paidEvent struct {
 	ahead uint32
 }
 
-// wheelEvent is what a wheel stores. The engine is instantiated for one or
-// the other and reaches the shared fields through the event prefix, which
-// keeps the hot loops free of method calls on a type parameter (Go calls
-// those through a dictionary, several times slower).
-type wheelEvent interface{ event | paidEvent }
+// packedEvent is a plain storm's event in 8 bytes, the storms every sweep
+// and solve is made of: the offset in the top packedOffBits bits (bucket
+// widths are at most 2^23 ns), the attempts made before it in the
+// packedAttBits below them and the client in the low 32. A count too
+// large for its bits is kept per client by the engine (a client has one
+// pending event at a time) and packedAttMax stands for it. Two thirds of
+// the bytes of an event make every append, every pass of the radix sort
+// and the wheel's memory two thirds as dear.
+type packedEvent uint64
+
+const (
+	packedOffBits  = 23
+	packedOffShift = 64 - packedOffBits
+	packedAttBits  = packedOffShift - 32
+	packedAttMax   = 1<<packedAttBits - 1
+)
+
+// wheelEvent is what a wheel stores. The engine is instantiated for one
+// kind and reaches the shared fields through the event prefix (or the
+// packed word), which keeps the hot loops free of method calls on a type
+// parameter (Go calls those through a dictionary, several times slower).
+type wheelEvent interface {
+	event | paidEvent | packedEvent
+}
 
 // head is e's common part: paidEvent embeds event first, so both kinds
-// start with it.
+// start with it. Not for a packedEvent (offOf and the engine's unpack).
 func head[E wheelEvent](e *E) *event { return (*event)(unsafe.Pointer(e)) }
+
+// isPacked reports whether events of kind E are packedEvents.
+func isPacked[E wheelEvent]() bool {
+	var e E
+	return unsafe.Sizeof(e) == unsafe.Sizeof(packedEvent(0))
+}
+
+// offOf is e's offset in its bucket, in nanoseconds.
+func offOf[E wheelEvent](e *E) uint32 {
+	// Not isPacked: a generic call inside this one, in the sort's loops,
+	// would cost a load of its dictionary at every event.
+	if unsafe.Sizeof(*e) == unsafe.Sizeof(packedEvent(0)) {
+		return uint32(*(*uint64)(unsafe.Pointer(e)) >> packedOffShift)
+	}
+	return head(e).off
+}
 
 // isPaid reports whether events of kind E carry a payload.
 func isPaid[E wheelEvent]() bool {
@@ -60,14 +95,25 @@ func aheadOf[E wheelEvent](e *E) uint32 {
 	return 0
 }
 
-// makeEvent builds an event of kind E; a plain event drops pay.
+// makeEvent builds an event of kind E; a plain event drops pay. A
+// packedEvent keeps at most packedAttMax attempts (see the engine's pack).
 func makeEvent[E wheelEvent](ev event, pay uint32) E {
 	var e E
+	if isPacked[E]() {
+		*(*uint64)(unsafe.Pointer(&e)) = uint64(ev.off)<<packedOffShift | uint64(min(ev.attempts, packedAttMax))<<32 | uint64(ev.client)
+		return e
+	}
 	*head(&e) = ev
 	if isPaid[E]() {
 		(*paidEvent)(unsafe.Pointer(&e)).pay = pay
 	}
 	return e
+}
+
+// unpacked is a packedEvent's fields; attempts is packedAttMax when the
+// count is kept elsewhere.
+func unpacked(p packedEvent) event {
+	return event{off: uint32(p >> packedOffShift), client: uint32(p), attempts: uint32(p>>32) & packedAttMax}
 }
 
 // chunkLen events make one chunk; buckets are lists of chunks drawn from a
