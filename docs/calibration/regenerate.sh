@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every figure and chart of docs/calibration.md: the seed lab's
 # calibrations at 60 and 1,000 clients, then, with no refit, predictions of
-# four other storms from the 1,000-client fit. Each calibration holds the
+# five other storms from the 1,000-client fit. Each calibration holds the
 # measurement lock, waits for the machine to be quiet before each real run
 # and replaces (up to 20 times) runs that other work disturbed; the load of
 # every run is in its table and calibration.json. The charts are copied
@@ -39,6 +39,7 @@ calibrate predict-decorrelated -c $lab1000 --model "$model" \
 	--set 'policies[0]={name: decorrelated, base: 100ms, cap: 3200ms, min_delay_after_reject: 200ms}'
 calibrate predict-500 -c $lab1000 --model "$model" --set clients=500
 calibrate predict-2000 -c $lab1000 --model "$model" --set clients=2000
+calibrate predict-4000 -c $lab1000 --model "$model" --set clients=4000 --max-clients 4000
 
 # The drain lab, three ways, and the rolling-deploy lab (docs/deploys.md),
 # predicted from the same fit with nothing fitted on them.
