@@ -570,15 +570,31 @@ func (c *calibration) models() ([]model, error) {
 	var ms []model
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
+		labHere := fit.LabOf(c.rep.Real)
+		withLab := 0
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim rate, measured on the warm-up (another
 				// storm): what the storm was sized by is what predicts it.
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
-				m.borrowed = "capacity.admit_per_s from the warm-up that sized the storm"
+			}
+			// The lab's client process is the lab's, not the gateway's:
+			// as it was on these runs, at this storm's client count.
+			var ok bool
+			if p, ok = p.WithLab(labHere); ok {
+				withLab++
 			}
 			m.scenarios = append(m.scenarios, p.Apply(c.s))
 		}
+		var borrowed []string
+		if c.rep.Sized != nil {
+			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
+		}
+		if withLab > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",
+				withLab, len(c.predicted)))
+		}
+		m.borrowed = strings.Join(borrowed, "; ")
 		ms = append(ms, m)
 	}
 	if c.rep.FitError != "" {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
@@ -19,6 +20,7 @@ import (
 	"stormsim/config"
 	"stormsim/gateway/storm"
 	"stormsim/internal/outdir"
+	"stormsim/models"
 	"stormsim/sim"
 )
 
@@ -124,6 +126,60 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 	}
 	if u := c.rep.Simulations[3].Sections; len(u) != 1 || u[0].Capacity != nil || u[0].Network != nil {
 		t.Errorf("uncalibrated has fitted sections: %+v", u)
+	}
+}
+
+// TestPredictionTakesTheLabsNoticesHere: a model fitted elsewhere
+// predicts these runs with the clients' notices these runs measured (the
+// lab's client process at this count: 3i ms at percent i in both), its
+// capacity as fitted, and the report says what it borrowed.
+func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
+	s, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)}
+	f, err := fit.Runs(runs) // no notices kept: a fixed delay
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model.Detection.Delay.Dist != models.DistFixed {
+		t.Fatalf("fitted without notices: %+v", f.Model.Detection.Delay)
+	}
+	file := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	if err := os.WriteFile(file, config.Echo(f.Model.Apply(s)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notices := make([]float64, measured.NoticePoints)
+	for i := range notices {
+		notices[i] = 3 * float64(i)
+	}
+	for _, r := range runs {
+		r.NoticePointsMs = notices
+	}
+	c, err := prepare(s, Options{OutDir: t.TempDir(), Models: []string{file}, Replications: 2}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.rep.Real = runs
+	if c.rep.Fit, err = fit.Runs(runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.simulate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range c.rep.Simulations[:2] { // predicted, and calibrated on these runs
+		d := sm.Sections[0].Detection.Delay
+		if d.Dist != models.DistEmpirical || len(d.Points) != measured.NoticePoints || d.Points[100] != 300*time.Millisecond || d.Points[1] != 3*time.Millisecond {
+			t.Errorf("%s: detection.delay %+v, want the runs' notices, 3i ms at percent i", sm.Role, d)
+		}
+	}
+	pred := c.rep.Simulations[0]
+	if got := *pred.Sections[0].Capacity; got.AdmitPerS != f.Model.Capacity.AdmitPerS || got.DecidePerS != f.Model.Capacity.DecidePerS {
+		t.Errorf("predicted capacity %+v, want the model file's", got)
+	}
+	if !strings.Contains(pred.Borrowed, "detection.delay") {
+		t.Errorf("predicted borrows %q, want detection.delay named", pred.Borrowed)
 	}
 }
 

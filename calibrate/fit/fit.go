@@ -29,9 +29,11 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +
 	"send them: the initial jitter, the client process), and the backlog's, decisions / the time a backlog of " +
 	"requests sent but not yet decided existed; the onset, the median over the runs of the 2nd percentile of the first " +
-	"attempts' decisions after the kill, split in two: detection (reset, a fixed delay), the median of the 2nd " +
-	"percentile of the clients' notices of the kill, and network.first_out (fixed), the rest: from a client's notice " +
-	"to its first attempt meeting the decision stage, for a crash's reset and a drain's close alike; " +
+	"attempts' decisions after the kill, split in two: the median of the 2nd percentile of the clients' notices of " +
+	"the kill, and network.first_out (fixed), the rest: from a client's notice to its first attempt meeting the " +
+	"decision stage, for a crash's reset and a drain's close alike; detection (reset): the lab's client process, " +
+	"the clients' notices as measured (empirical, 101 quantiles, over several runs the median of each), or, for runs " +
+	"that did not keep them, the 2nd percentile as a fixed delay; " +
 	"the stage spreads a wave over max(initial_jitter, clients / decide_per_s), a function of the client count; " +
 	"network.out and .back: the legs of rejected retries, out = from when the retry was due (the previous answer " +
 	"plus the wait then chosen; the client's lateness included) to the survivor's 429 line, back = from that line to " +
@@ -59,6 +61,9 @@ type Fit struct {
 	Legs      Legs       `json:"legs"`
 	Shared    SharedEach `json:"shared"`
 	Goaways   Goaways    `json:"goaways"`
+	// Lab is the lab's own client process: its notices are the model's
+	// detection.delay; it is none of the gateway's.
+	Lab Lab `json:"lab"`
 	// Runs is the same fit on each run alone: how steady the lab was.
 	Runs []RunFit `json:"runs"`
 }
@@ -109,6 +114,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	}
 	f.Shared = fitShared(runs)
 	f.Goaways = fitGoaways(runs)
+	f.Lab = LabOf(runs)
 	f.Model = Model{
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS, GoawayPerS: f.Goaways.PerS},
@@ -119,6 +125,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		// client, which notices at its close, takes it too.
 		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.NoticeMs)}},
 	}
+	f.Model, _ = f.Model.WithLab(f.Lab) // the notices themselves, when the runs kept them
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)
 	}

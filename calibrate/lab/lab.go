@@ -331,6 +331,7 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
 	res.NoticeMs = measured.NearestRank(notice)
 	res.FirstNoticeMs = quantile.NearestRank(slices.Sorted(slices.Values(notice)), 0.02)
+	res.NoticePointsMs = measured.PointsOf(notice)
 
 	sweep, err := waitSweep(ctx, r.gwB, GatewayFailed, p.ReclaimHi+2*time.Second)
 	if err != nil {

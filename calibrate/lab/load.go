@@ -45,8 +45,9 @@ type cpuClock func() (uint64, bool)
 // selfClock is this process's CPU clock: the clients are its goroutines.
 func selfClock() (uint64, bool) { return processTicks(os.Getpid()) }
 
-// cpuUse is what a window between two samples used, in cores.
-type cpuUse struct{ busy, own, db float64 }
+// cpuUse is what a window between two samples used, in cores: clients is
+// the first own clock's share of own (this process's: the clients).
+type cpuUse struct{ busy, own, clients, db float64 }
 
 // other is the CPU of everything but this program and PostgreSQL.
 func (u cpuUse) other() float64 { return max(u.busy-u.own-u.db, 0) }
@@ -130,9 +131,12 @@ func (s cpuSample) since(s0 cpuSample) cpuUse {
 	if ticks <= 0 {
 		return cpuUse{}
 	}
-	delta := func(now, then map[int]uint64, born bool) float64 {
+	delta := func(now, then map[int]uint64, born bool, only func(int) bool) float64 {
 		var d uint64
 		for k, t := range now {
+			if !only(k) {
+				continue
+			}
 			t0, ok := then[k]
 			switch {
 			case ok && t >= t0:
@@ -143,7 +147,13 @@ func (s cpuSample) since(s0 cpuSample) cpuUse {
 		}
 		return float64(d) / ticks
 	}
-	return cpuUse{busy: float64(s.busy-s0.busy) / ticks, own: delta(s.own, s0.own, false), db: delta(s.db, s0.db, true)}
+	every := func(int) bool { return true }
+	return cpuUse{
+		busy:    float64(s.busy-s0.busy) / ticks,
+		own:     delta(s.own, s0.own, false, every),
+		clients: delta(s.own, s0.own, false, func(k int) bool { return k == 0 }),
+		db:      delta(s.db, s0.db, true, every),
+	}
 }
 
 // loadAverage is /proc/loadavg's one-minute figure, 0 if unknown.
@@ -218,6 +228,7 @@ func (m *loadMeter) stormSettled(own []cpuClock) {
 	}
 	u := end.since(m.start)
 	m.load.OwnDuringCores, m.load.DatabaseCores, m.load.OtherDuringCores = round2(u.own), round2(u.db), round2(u.other())
+	m.load.ClientsCores, m.load.Cores, m.load.BusyCores = round2(u.clients), end.cpus, round2(u.busy)
 	m.load.Disturbed = disturbed(m.load)
 }
 

@@ -38,12 +38,17 @@ type Run struct {
 	// FirstNoticeMs is the 2nd percentile of those times: when the first
 	// clients (but the fastest few) had noticed; 0 in runs measured before
 	// it was kept.
-	FirstNoticeMs       float64 `json:"first_notice_ms,omitempty"`
-	Gateway429          int64   `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
-	GatewayAdmitted     int64   `json:"gateway_admitted"`      // its admitted counter
-	GatewayPeakAccepted int64   `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
-	RoutesOnSurvivor    int64   `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
-	Head                int64   `json:"head"`                  // the conversation's head
+	FirstNoticeMs float64 `json:"first_notice_ms,omitempty"`
+	// NoticePointsMs are those times at 0, 1, ..., 100 % (nearest rank,
+	// NoticePoints of them): how the lab's one client process got through
+	// its connections' resets, the more of them the longer. Empty in runs
+	// measured before they were kept.
+	NoticePointsMs      []float64 `json:"notice_points_ms,omitempty"`
+	Gateway429          int64     `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
+	GatewayAdmitted     int64     `json:"gateway_admitted"`      // its admitted counter
+	GatewayPeakAccepted int64     `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
+	RoutesOnSurvivor    int64     `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
+	Head                int64     `json:"head"`                  // the conversation's head
 
 	Drain *Drain `json:"drain,omitempty"` // nil: the scenario has no drain
 	// Deploy is a rolling deploy of the pool, when the scenario is one:
@@ -69,6 +74,25 @@ type Run struct {
 	Handshakes []Handshake `json:"handshakes"`
 	Claims     []Claim     `json:"claims"`
 	RejectsMs  []float64   `json:"rejects_ms"`
+}
+
+// NoticePoints is how many quantiles of the clients' notices a run keeps
+// (Run.NoticePointsMs): every percent, both ends included.
+const NoticePoints = 101
+
+// PointsOf returns NoticePoints nearest-rank quantiles of values, at
+// i/(NoticePoints-1) for i = 0 ... NoticePoints-1 (0 % the least); nil
+// for no values.
+func PointsOf(values []float64) []float64 {
+	if len(values) == 0 {
+		return nil
+	}
+	sorted := slices.Sorted(slices.Values(values))
+	points := make([]float64, NoticePoints)
+	for i := range points {
+		points[i] = quantile.NearestRank(sorted, float64(i)/(NoticePoints-1))
+	}
+	return points
 }
 
 // Handshake is one answered attempt of a real storm.
@@ -196,6 +220,15 @@ type Load struct {
 	// the storm, and anyone else's).
 	OwnDuringCores float64 `json:"own_during_cores"`
 	DatabaseCores  float64 `json:"database_cores"`
+	// ClientsCores is the part of OwnDuringCores that this program took:
+	// the storm's clients, all in one process on the lab's machine (and
+	// the lab following the gateways' logs). Real clients are separate
+	// devices: this is the lab's, not the gateway's.
+	ClientsCores float64 `json:"clients_cores"`
+	// Cores is how many CPUs the machine has; BusyCores how many of them
+	// everything kept busy during the crash storm, on average.
+	Cores     int     `json:"cores"`
+	BusyCores float64 `json:"busy_cores"`
 	// Disturbed is set when other work took more than the lab's threshold
 	// before or during the storm: the run measured the machine's other
 	// work as much as the gateway.

@@ -36,8 +36,8 @@ func (r *Report) Tables() []results.Table {
 func (r *Report) runsTable() results.Table {
 	t := results.Table{
 		Title: fmt.Sprintf("runs (cores: CPU used, 1 = one core; other work above %.2f cores disturbs a run; per run, its fit alone)", r.DisturbedCores),
-		Header: []string{"run", "seed", "load 1m", "other before", "other during", "storm's own", "database", "attempts", "last back",
-			"admit/s", "decide/s", "onset", "shared", "note"},
+		Header: []string{"run", "seed", "load 1m", "other before", "other during", "storm's own", "its clients", "database", "attempts",
+			"last back", "notice p50", "admit/s", "decide/s", "onset", "shared", "note"},
 	}
 	perRun, perRunErr := map[int]*fit.Model{}, map[int]string{}
 	for _, rf := range r.Fit.Runs {
@@ -45,10 +45,18 @@ func (r *Report) runsTable() results.Table {
 	}
 	row := func(run *measured.Run, note string) {
 		l := run.Load
-		load := []string{"-", "-", "-", "-"}
+		load := []string{"-", "-", "-", "-", "-"}
 		if l.Measured {
+			clients := "-" // runs measured before the clients' share was kept
+			if l.Cores > 0 {
+				clients = fmt.Sprintf("%.2f", l.ClientsCores)
+			}
 			load = []string{fmt.Sprintf("%.2f", l.OtherBeforeCores), fmt.Sprintf("%.2f", l.OtherDuringCores),
-				fmt.Sprintf("%.2f", l.OwnDuringCores), fmt.Sprintf("%.2f", l.DatabaseCores)}
+				fmt.Sprintf("%.2f", l.OwnDuringCores), clients, fmt.Sprintf("%.2f", l.DatabaseCores)}
+		}
+		notice := "-"
+		if len(run.NoticePointsMs) > 0 {
+			notice = fmt.Sprintf("%.0f ms", run.NoticeMs.P50)
 		}
 		model := []string{"-", "-", "-", "-"}
 		if m := perRun[run.Run]; m != nil {
@@ -56,7 +64,7 @@ func (r *Report) runsTable() results.Table {
 				m.Onset().String(), m.Network.SharedEvery.String()}
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(run.Run), strconv.FormatUint(run.Seed, 10), fmt.Sprintf("%.2f", l.Average1m),
-			load[0], load[1], load[2], load[3], strconv.FormatInt(run.Crash.Attempts, 10), lastBack(run),
+			load[0], load[1], load[2], load[3], load[4], strconv.FormatInt(run.Crash.Attempts, 10), lastBack(run), notice,
 			model[0], model[1], model[2], model[3], note})
 	}
 	for _, run := range r.Real {

@@ -1,0 +1,90 @@
+package fit
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"stormsim/calibrate/measured"
+	"stormsim/models"
+)
+
+// pointsTimes returns NoticePoints points, point i at f(i) ms.
+func pointsTimes(f func(i int) float64) []float64 {
+	p := make([]float64, measured.NoticePoints)
+	for i := range p {
+		p[i] = f(i)
+	}
+	return p
+}
+
+// TestLabOf: three runs whose clients noticed at i, 2i and 4i ms at
+// percent i, and whose clients' process took 0.30, 0.50 and 0.40 cores
+// of 2: the lab is the median of each, 2i ms at percent i and 0.40
+// cores; the detection delay is those points, in microseconds.
+func TestLabOf(t *testing.T) {
+	var runs []*measured.Run
+	for k, c := range []struct {
+		scale, cores float64
+	}{{1, 0.30}, {2, 0.50}, {4, 0.40}} {
+		runs = append(runs, &measured.Run{Run: k + 1, Load: measured.Load{Measured: true, Cores: 2, ClientsCores: c.cores},
+			NoticePointsMs: pointsTimes(func(i int) float64 { return c.scale * float64(i) })})
+	}
+	l := LabOf(runs)
+	if l.Cores != 2 || l.ClientsCores != 0.40 {
+		t.Errorf("cores %d, clients %.2f; want 2 and 0.40", l.Cores, l.ClientsCores)
+	}
+	if want := pointsTimes(func(i int) float64 { return 2 * float64(i) }); !slices.Equal(l.NoticesMs, want) {
+		t.Errorf("notices %v, want 2i ms at percent i", l.NoticesMs)
+	}
+	d, ok := l.NoticeDelay()
+	if !ok || d.Dist != models.DistEmpirical || len(d.Points) != measured.NoticePoints || d.Points[50] != 100*time.Millisecond || d.Points[100] != 200*time.Millisecond {
+		t.Errorf("delay %+v (%v), want empirical, 100 ms at 50 %%, 200 ms at 100 %%", d, ok)
+	}
+	if err := d.Validate(); err != nil {
+		t.Errorf("delay: %v", err)
+	}
+
+	// A run on another machine: the machine's figures say nothing.
+	runs[1].Load.Cores = 4
+	if l := LabOf(runs); l.Cores != 0 || l.ClientsCores != 0 || len(l.NoticesMs) != measured.NoticePoints {
+		t.Errorf("two machines: %+v, want no machine figures, the notices kept", l)
+	}
+	// Runs measured before the notices were kept: no notice delay.
+	for _, r := range runs {
+		r.NoticePointsMs = nil
+	}
+	if _, ok := LabOf(runs).NoticeDelay(); ok {
+		t.Error("a notice delay from runs without notices")
+	}
+	// Every client at once: a fixed delay.
+	one := Lab{NoticesMs: pointsTimes(func(int) float64 { return 7.5 })}
+	if d, ok := one.NoticeDelay(); !ok || d.Dist != models.DistFixed || d.Value != 7500*time.Microsecond {
+		t.Errorf("all at 7.5 ms: %+v", d)
+	}
+}
+
+// TestWithLab: a reset's delay becomes the lab's notices, the rest of the
+// model as it was; a heartbeat's clients notice by their own timers, and
+// a lab without notices changes nothing.
+func TestWithLab(t *testing.T) {
+	m := Model{Capacity: models.CapacitySpec{AdmitPerS: 500},
+		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: 5 * time.Millisecond}}}
+	l := Lab{NoticesMs: pointsTimes(func(i int) float64 { return float64(i) })}
+	got, ok := m.WithLab(l)
+	if !ok || got.Detection.Delay.Dist != models.DistEmpirical || got.Detection.Delay.Points[100] != 100*time.Millisecond || got.Capacity != m.Capacity {
+		t.Errorf("reset: %+v (%v)", got, ok)
+	}
+	if m.Detection.Delay.Dist != models.DistFixed {
+		t.Error("WithLab changed its receiver")
+	}
+	hb := m
+	hb.Detection = models.DetectionSpec{Kind: models.DetectionHeartbeat, Ping: time.Second, Idle: 3 * time.Second}
+	if got, ok := hb.WithLab(l); ok || !reflect.DeepEqual(got.Detection, hb.Detection) {
+		t.Errorf("heartbeat: %+v (%v), want unchanged", got.Detection, ok)
+	}
+	if got, ok := m.WithLab(Lab{}); ok || got.Detection.Delay.Dist != models.DistFixed {
+		t.Errorf("no notices: %+v (%v), want unchanged", got.Detection, ok)
+	}
+}
