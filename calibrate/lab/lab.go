@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"stormsim/gateway/protocol"
 	"stormsim/gateway/store"
 	"stormsim/gateway/storm"
-	"stormsim/internal/quantile"
 	"stormsim/internal/safetext"
 	"stormsim/models"
 	"stormsim/policies"
@@ -330,8 +328,9 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	var notice []float64
 	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
 	res.NoticeMs = measured.NearestRank(notice)
-	res.FirstNoticeMs = quantile.NearestRank(slices.Sorted(slices.Values(notice)), 0.02)
-	res.NoticePointsMs = measured.PointsOf(notice)
+	if res.NoticePointsMs = measured.PointsOf(notice); len(res.NoticePointsMs) > 0 {
+		res.FirstNoticeMs = res.NoticePointsMs[2] // the 2nd percentile
+	}
 
 	sweep, err := waitSweep(ctx, r.gwB, GatewayFailed, p.ReclaimHi+2*time.Second)
 	if err != nil {

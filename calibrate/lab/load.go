@@ -131,12 +131,9 @@ func (s cpuSample) since(s0 cpuSample) cpuUse {
 	if ticks <= 0 {
 		return cpuUse{}
 	}
-	delta := func(now, then map[int]uint64, born bool, only func(int) bool) float64 {
+	delta := func(now, then map[int]uint64, born bool) float64 {
 		var d uint64
 		for k, t := range now {
-			if !only(k) {
-				continue
-			}
 			t0, ok := then[k]
 			switch {
 			case ok && t >= t0:
@@ -147,13 +144,13 @@ func (s cpuSample) since(s0 cpuSample) cpuUse {
 		}
 		return float64(d) / ticks
 	}
-	every := func(int) bool { return true }
-	return cpuUse{
-		busy:    float64(s.busy-s0.busy) / ticks,
-		own:     delta(s.own, s0.own, false, every),
-		clients: delta(s.own, s0.own, false, func(k int) bool { return k == 0 }),
-		db:      delta(s.db, s0.db, true, every),
+	var clients float64 // the first own clock's: this process's
+	if t, ok := s.own[0]; ok {
+		if t0, ok := s0.own[0]; ok && t >= t0 {
+			clients = float64(t-t0) / ticks
+		}
 	}
+	return cpuUse{busy: float64(s.busy-s0.busy) / ticks, own: delta(s.own, s0.own, false), clients: clients, db: delta(s.db, s0.db, true)}
 }
 
 // loadAverage is /proc/loadavg's one-minute figure, 0 if unknown.
