@@ -41,6 +41,11 @@ type DeployDrain struct {
 	StartMs float64 `json:"start_ms"` // out of the list, SIGTERM sent
 	ExitMs  float64 `json:"exit_ms"`  // its process exited
 	BackMs  float64 `json:"back_ms"`  // restarted and in the list again
+	// LastCloseMs is the last of its connections' closes as its clients
+	// read them (ms from the deploy's start, as the others): where the
+	// model's drain ends (capacity.goaway_per_s is timed at these
+	// closes), so BackMs - LastCloseMs is the model's deploy.startup.
+	LastCloseMs float64 `json:"last_close_ms,omitempty"`
 }
 
 // GatewayCounts are the handshakes one gateway answered in a phase.
@@ -98,6 +103,7 @@ func (s *Storm) Deploy(ctx context.Context, label string, plan DeployPlan) (Depl
 	from := s.clock.Now()
 	s.rec.marker(Line{TMs: ms(from.Sub(s.t0)), Event: "phase", Label: label})
 	var drains []DeployDrain
+	var drained []string // drain k's gateway URL
 	run := func() error {
 		for k, g := range order {
 			if k > 0 && plan.Pause > 0 {
@@ -106,6 +112,7 @@ func (s *Storm) Deploy(ctx context.Context, label string, plan DeployPlan) (Depl
 				}
 			}
 			d := DeployDrain{Gateway: g, StartMs: ms(s.clock.Now().Sub(from))}
+			drained = append(drained, urls[g])
 			up := slices.Delete(slices.Clone(urls), g, g+1)
 			if err := s.SetGateways(up); err != nil {
 				return err
@@ -138,7 +145,7 @@ func (s *Storm) Deploy(ctx context.Context, label string, plan DeployPlan) (Depl
 	s.rec.marker(Line{TMs: ms(s.clock.Now().Sub(s.t0)), Event: "settled", Label: label})
 	events := s.rec.snapshot()
 	out := summarizeDeploy(Summarize(label, events, s.t0, from, s.cfg.Clients, s.cfg.Window), events, from, owner, n, s.cfg.Window)
-	out.Drains = drains
+	out.Drains = lastCloses(drains, drained, events, from)
 	if len(drains) > 0 {
 		out.DurationMs = max(drains[len(drains)-1].BackMs, out.lastHelloMs(events, from))
 	}
@@ -146,6 +153,24 @@ func (s *Storm) Deploy(ctx context.Context, label string, plan DeployPlan) (Depl
 		err = fmt.Errorf("storm %s: record: %w", label, ferr)
 	}
 	return out, err
+}
+
+// lastCloses sets each drain's LastCloseMs: the last close its clients
+// read of a connection to its gateway (urls[k], drain k's) from its
+// SIGTERM until it was back.
+func lastCloses(drains []DeployDrain, urls []string, events []client.Event, from time.Time) []DeployDrain {
+	for _, ev := range events {
+		if ev.Kind != client.EventClosed {
+			continue
+		}
+		at := ms(ev.Time.Sub(from))
+		for k := range drains {
+			if d := &drains[k]; urls[k] == ev.Gateway && at >= d.StartMs && at <= d.BackMs {
+				d.LastCloseMs = max(d.LastCloseMs, at)
+			}
+		}
+	}
+	return drains
 }
 
 // summarizeDeploy adds to a deploy phase's summary the counts per gateway

@@ -61,8 +61,9 @@ func TestRollingDeploy(t *testing.T) {
 		t.Fatalf("drains %+v, all back %v, %d not back", d.Drains, d.AllReconnected, d.NotBack)
 	}
 	for i, dr := range d.Drains {
-		if dr.Gateway != i || dr.ExitMs < dr.StartMs || dr.BackMs < dr.ExitMs || (i > 0 && dr.StartMs < d.Drains[i-1].BackMs+50) {
-			t.Errorf("drain %d: %+v, want gateway %d, in order, each after the previous one's return and the pause", i, dr, i)
+		if dr.Gateway != i || dr.ExitMs < dr.StartMs || dr.BackMs < dr.ExitMs || (i > 0 && dr.StartMs < d.Drains[i-1].BackMs+50) ||
+			dr.LastCloseMs < dr.StartMs || dr.LastCloseMs > dr.BackMs {
+			t.Errorf("drain %d: %+v, want gateway %d, in order, each after the previous one's return and the pause, its last close read in it", i, dr, i)
 		}
 	}
 	var attempts, accepted int64
@@ -79,5 +80,27 @@ func TestRollingDeploy(t *testing.T) {
 	}
 	if d.DurationMs < d.Drains[2].BackMs || d.ClientSecondsOffline <= 0 {
 		t.Errorf("duration %v ms, offline %v client-s", d.DurationMs, d.ClientSecondsOffline)
+	}
+}
+
+// TestLastCloses: two drains of gateways A (0-100 ms, back at 100) and B
+// (200-300 ms); closes read from A at 40 and 90 ms, from A at 250 ms (a
+// reconnected client's, after A was back), from B at 210 and 260 ms, and
+// a goaway from B at 280 ms. Drain A's last close is 90 ms, B's 260 ms.
+func TestLastCloses(t *testing.T) {
+	from := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return from.Add(time.Duration(ms) * time.Millisecond) }
+	events := []client.Event{
+		{Kind: client.EventClosed, Gateway: "A", Time: at(40)},
+		{Kind: client.EventClosed, Gateway: "A", Time: at(90)},
+		{Kind: client.EventClosed, Gateway: "A", Time: at(250)},
+		{Kind: client.EventClosed, Gateway: "B", Time: at(260)},
+		{Kind: client.EventClosed, Gateway: "B", Time: at(210)},
+		{Kind: client.EventGoaway, Gateway: "B", Time: at(280)},
+	}
+	got := lastCloses([]DeployDrain{{Gateway: 0, StartMs: 0, ExitMs: 95, BackMs: 100}, {Gateway: 1, StartMs: 200, ExitMs: 290, BackMs: 300}},
+		[]string{"A", "B"}, events, from)
+	if got[0].LastCloseMs != 90 || got[1].LastCloseMs != 260 {
+		t.Errorf("last closes %v and %v ms, want 90 and 260", got[0].LastCloseMs, got[1].LastCloseMs)
 	}
 }
