@@ -571,7 +571,7 @@ func (c *calibration) models() ([]model, error) {
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
 		labHere := fit.LabOf(c.rep.Real)
-		withLab := 0
+		withLab, restarts, startup := 0, 0, time.Duration(0)
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim rate, measured on the warm-up (another
@@ -584,7 +584,11 @@ func (c *calibration) models() ([]model, error) {
 			if p, ok = p.WithLab(labHere); ok {
 				withLab++
 			}
-			m.scenarios = append(m.scenarios, p.Apply(c.s))
+			s := p.Apply(c.s)
+			if s, ok = labHere.Restarts(s); ok {
+				restarts, startup = restarts+1, s.Deploy.Startup
+			}
+			m.scenarios = append(m.scenarios, s)
 		}
 		var borrowed []string
 		if c.rep.Sized != nil {
@@ -593,6 +597,10 @@ func (c *calibration) models() ([]model, error) {
 		if withLab > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",
 				withLab, len(c.predicted)))
+		}
+		if restarts > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("deploy.startup %v: the lab's restart of a gateway measured on these runs (the config's %v)",
+				startup, c.s.Deploy.Startup))
 		}
 		m.borrowed = strings.Join(borrowed, "; ")
 		ms = append(ms, m)

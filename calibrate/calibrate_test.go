@@ -183,6 +183,62 @@ func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	}
 }
 
+// TestPredictionRestartsAsTheLabDid: a deploy lab predicted from a model
+// fitted elsewhere restarts its gateways as its own runs measured (back
+// 100, 130 and 160 ms after each drain's last close: the median 130 ms),
+// not as the config's 400 ms start-up says, and says so; its capacity is
+// the model file's.
+func TestPredictionRestartsAsTheLabDid(t *testing.T) {
+	lab, err := config.Load("../configs/seed-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fit.Runs([]*measured.Run{syntheticRun(1, 1), syntheticRun(2, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	if err := os.WriteFile(file, config.Echo(f.Model.Apply(lab)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := config.Load("../configs/deploy-lab.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Deploy.Startup != 400*time.Millisecond {
+		t.Fatalf("deploy-lab.yaml's start-up %v, want 400 ms (this test's premise)", s.Deploy.Startup)
+	}
+	c, err := prepare(s, Options{OutDir: t.TempDir(), Models: []string{file}, Replications: 2}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &measured.Run{Run: 1, Seed: 1, Deploy: &storm.DeploySummary{Drains: []storm.DeployDrain{
+		{Gateway: 0, StartMs: 0, LastCloseMs: 50, ExitMs: 60, BackMs: 150},
+		{Gateway: 1, StartMs: 1150, LastCloseMs: 1200, ExitMs: 1220, BackMs: 1330},
+		{Gateway: 2, StartMs: 2330, LastCloseMs: 2400, ExitMs: 2420, BackMs: 2560},
+	}}}
+	c.rep.Real = []*measured.Run{run}
+	c.rep.FitError = "a rolling deploy has no crash storm to fit the gateway on"
+	ms, err := c.models()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := ms[0]
+	if pred.role != report.Predicted || len(pred.scenarios) != 1 {
+		t.Fatalf("first model %s with %d scenarios, want the predicted one", pred.role, len(pred.scenarios))
+	}
+	p := pred.scenarios[0]
+	if p.Deploy.Startup != 130*time.Millisecond || p.Deploy.Pause != s.Deploy.Pause || s.Deploy.Startup != 400*time.Millisecond {
+		t.Errorf("predicted deploy %+v (the config's %+v), want start-up 130 ms, the rest as written", p.Deploy, s.Deploy)
+	}
+	if p.Capacity.AdmitPerS != f.Model.Capacity.AdmitPerS {
+		t.Errorf("predicted capacity %+v, want the model file's", p.Capacity)
+	}
+	if !strings.Contains(pred.borrowed, "deploy.startup 130ms") || !strings.Contains(pred.borrowed, "the config's 400ms") {
+		t.Errorf("predicted borrows %q, want deploy.startup named with both values", pred.borrowed)
+	}
+}
+
 // TestARunThatCannotBeFittedAloneIsLeftOut: the calibrated model takes
 // each run's own fit; run 2 cannot be fitted alone (no rejected retry), so
 // the calibrated model takes run 1's and says so, rather than the pooled

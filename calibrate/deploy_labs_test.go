@@ -1,11 +1,16 @@
 package calibrate
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"stormsim/calibrate/fit"
+	"stormsim/calibrate/report"
 	"stormsim/internal/pgtest"
+	"stormsim/sim"
 )
 
 // TestDrainAndDeployLabsRun runs the drain lab (its reserved-hint way)
@@ -58,6 +63,33 @@ func TestDrainAndDeployLabsRun(t *testing.T) {
 					t.Errorf("the predicted model is not judged on %s (judged: %v)", name, judged)
 				}
 			}
+			if c.config == "deploy-lab" {
+				restartsAsMeasured(t, rep)
+			}
 		})
+	}
+}
+
+// restartsAsMeasured checks that a deploy lab's runs kept each drain's
+// last close read, and that its prediction restarts the gateways as they
+// measured (fit.Lab.Restarts) and says so.
+func restartsAsMeasured(t *testing.T, rep report.Report) {
+	t.Helper()
+	if len(rep.Real) == 0 || rep.Real[0].Deploy == nil || len(rep.Real[0].Deploy.Drains) != 3 {
+		t.Fatalf("real runs %v: want a deploy of 3 drains", rep.Real)
+	}
+	for _, d := range rep.Real[0].Deploy.Drains {
+		if d.LastCloseMs < d.StartMs || d.LastCloseMs > d.BackMs {
+			t.Errorf("drain %+v: its last close read outside its drain", d)
+		}
+	}
+	l := fit.LabOf(rep.Real)
+	if l.StartupMs <= 0 || len(rep.Simulations) == 0 {
+		t.Fatalf("no start-up measured (%+v) or no simulation", l)
+	}
+	pred := rep.Simulations[0]
+	restarted, _ := l.Restarts(&sim.Scenario{Deploy: &sim.DeploySpec{}})
+	if want := fmt.Sprintf("deploy.startup %v:", restarted.Deploy.Startup); pred.Role != report.Predicted || !strings.Contains(pred.Borrowed, want) {
+		t.Errorf("%s borrows %q, want %q", pred.Role, pred.Borrowed, want)
 	}
 }

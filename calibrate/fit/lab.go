@@ -6,12 +6,15 @@ import (
 	"stormsim/calibrate/measured"
 	"stormsim/internal/quantile"
 	"stormsim/models"
+	"stormsim/sim"
 )
 
-// Lab is the lab's own client process as the runs measured it: figures
-// of the lab, not of the gateway. The lab's clients run in one process on
-// the machine the survivor and PostgreSQL share; a user's clients are
-// separate devices, and none of this is theirs.
+// Lab is the lab's own client process, and its restarts of a gateway, as
+// the runs measured them: figures of the lab, not of the gateway. The
+// lab's clients run in one process on the machine the survivor and
+// PostgreSQL share, and the lab starts its gateways as processes on that
+// machine; a user's clients are separate devices, their gateways start as
+// their deployment starts them, and none of this is theirs.
 type Lab struct {
 	// Cores is the machine's CPUs, 0 when the runs did not measure it;
 	// ClientsCores the clients' process's CPU during the crash storm,
@@ -26,6 +29,14 @@ type Lab struct {
 	// 240-650 ms: the more clients, the longer. Empty for runs measured
 	// before the notices were kept.
 	NoticesMs []float64 `json:"notices_ms,omitempty"`
+	// StartupMs is a rolling deploy's restart of a gateway here, ms: from
+	// the last close its clients read (where the model's drain ends) to
+	// its successor in the clients' list (storm.DeployDrain BackMs -
+	// LastCloseMs), the median over the runs' drains; 0 without a deploy
+	// or for runs measured before the closes were kept. On this project's
+	// machine 80-190 ms (the process's exit and a new one's start, 15-50
+	// ms of it), where a deploy config may have been written for another.
+	StartupMs float64 `json:"startup_ms,omitempty"`
 }
 
 // LabOf measures the lab's client process over runs. The machine's
@@ -35,7 +46,15 @@ func LabOf(runs []*measured.Run) Lab {
 	var l Lab
 	var clients []float64
 	var points [][]float64
+	var startups []float64
 	for _, r := range runs {
+		if r.Deploy != nil {
+			for _, d := range r.Deploy.Drains {
+				if d.LastCloseMs > 0 {
+					startups = append(startups, d.BackMs-d.LastCloseMs)
+				}
+			}
+		}
 		if r.Load.Measured && r.Load.Cores > 0 {
 			if l.Cores != 0 && l.Cores != r.Load.Cores {
 				l.Cores, clients = -1, nil
@@ -53,6 +72,9 @@ func LabOf(runs []*measured.Run) Lab {
 		l.Cores = 0
 	} else {
 		l.ClientsCores = roundTo(quantile.Median(clients), 0.01)
+	}
+	if len(startups) > 0 {
+		l.StartupMs = roundTo(quantile.Median(startups), 0.001)
 	}
 	if len(points) > 0 {
 		// The median of each point: non-decreasing, as each run's are.
@@ -97,4 +119,18 @@ func (m Model) WithLab(l Lab) (Model, bool) {
 	}
 	m.Detection.Delay = d
 	return m, true
+}
+
+// Restarts returns s with the lab's restart of a gateway as its deploy's
+// start-up (deploy.startup = StartupMs), so a prediction of a deploy lab
+// restarts its gateways as this machine did; false, and s unchanged,
+// when s is no deploy or l measured none.
+func (l Lab) Restarts(s *sim.Scenario) (*sim.Scenario, bool) {
+	if s.Deploy == nil || l.StartupMs <= 0 {
+		return s, false
+	}
+	c, d := *s, *s.Deploy
+	d.Startup = durationMs(l.StartupMs)
+	c.Deploy = &d
+	return &c, true
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"stormsim/calibrate/measured"
+	"stormsim/gateway/storm"
 	"stormsim/models"
+	"stormsim/sim"
 )
 
 // pointsTimes returns NoticePoints points, point i at f(i) ms.
@@ -86,5 +88,46 @@ func TestWithLab(t *testing.T) {
 	}
 	if got, ok := m.WithLab(Lab{}); ok || got.Detection.Delay.Dist != models.DistFixed {
 		t.Errorf("no notices: %+v (%v), want unchanged", got.Detection, ok)
+	}
+}
+
+// TestRestarts: two deploy runs of three drains each, back 20, 30, 90
+// and 10, 25, 40 ms after their clients' last closes (their exits 5 ms
+// after those): the median of the six by the
+// project's rule (quantile.Median: the lower middle value), 25 ms, is the
+// prediction's deploy.startup, the scenario given left as it was;
+// a storm with no deploy, or runs with none, keep the config's.
+func TestRestarts(t *testing.T) {
+	drains := func(closes, backs [3]float64) *storm.DeploySummary {
+		var d storm.DeploySummary
+		for g := range 3 {
+			d.Drains = append(d.Drains, storm.DeployDrain{Gateway: g, StartMs: closes[g] - 100, LastCloseMs: closes[g], ExitMs: closes[g] + 5, BackMs: backs[g]})
+		}
+		return &d
+	}
+	runs := []*measured.Run{
+		{Run: 1, Deploy: drains([3]float64{100, 1200, 2300}, [3]float64{120, 1230, 2390})},
+		{Run: 2, Deploy: drains([3]float64{150, 1300, 2500}, [3]float64{160, 1325, 2540})},
+	}
+	l := LabOf(runs)
+	if l.StartupMs != 25 {
+		t.Errorf("startup %v ms, want 25 (the lower median of 10, 20, 25, 30, 40, 90)", l.StartupMs)
+	}
+	s := &sim.Scenario{Name: "deploy", Deploy: &sim.DeploySpec{Startup: 400 * time.Millisecond, Pause: time.Second}}
+	got, ok := l.Restarts(s)
+	if !ok || got.Deploy.Startup != 25*time.Millisecond || got.Deploy.Pause != time.Second || s.Deploy.Startup != 400*time.Millisecond {
+		t.Errorf("restarts: %+v (%v), given %+v; want startup 25 ms, the pause kept, the given unchanged", got.Deploy, ok, s.Deploy)
+	}
+	if got, ok := l.Restarts(&sim.Scenario{Name: "crash"}); ok || got.Deploy != nil {
+		t.Errorf("no deploy: %+v (%v)", got.Deploy, ok)
+	}
+	// Runs measured before the closes were kept: no start-up measured.
+	for _, r := range runs {
+		for k := range r.Deploy.Drains {
+			r.Deploy.Drains[k].LastCloseMs = 0
+		}
+	}
+	if got, ok := LabOf(runs).Restarts(s); ok || got != s {
+		t.Errorf("no deploy measured: %+v (%v)", got.Deploy, ok)
 	}
 }
