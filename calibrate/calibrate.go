@@ -571,7 +571,7 @@ func (c *calibration) models() ([]model, error) {
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
 		labHere := fit.LabOf(c.rep.Real)
-		withLab, restarts, startup := 0, 0, time.Duration(0)
+		withLab, withLegs, restarts, startup := 0, 0, 0, time.Duration(0)
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim rate, measured on the warm-up (another
@@ -579,10 +579,16 @@ func (c *calibration) models() ([]model, error) {
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
 			}
 			// The lab's client process is the lab's, not the gateway's:
-			// as it was on these runs, at this storm's client count.
+			// its notices and its retries' legs as they were on these
+			// runs, at this storm's client count.
 			var ok bool
 			if p, ok = p.WithLab(labHere); ok {
 				withLab++
+			}
+			if c.rep.FitError == "" {
+				if p, ok = p.WithLegsOf(c.rep.Fit.Model); ok {
+					withLegs++
+				}
 			}
 			s := p.Apply(c.s)
 			if s, ok = labHere.Restarts(s); ok {
@@ -597,6 +603,10 @@ func (c *calibration) models() ([]model, error) {
 		if withLab > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",
 				withLab, len(c.predicted)))
+		}
+		if withLegs > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("network.out and network.back (%d of %d files): the retries' legs fitted on these runs, the lab's client process's sends and reads at this count",
+				withLegs, len(c.predicted)))
 		}
 		if restarts > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("deploy.startup %v: the lab's restart of a gateway measured on these runs (the config's %v)",

@@ -146,6 +146,9 @@ func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	if f.Model.Detection.Delay.Dist != models.DistFixed {
 		t.Fatalf("fitted without notices: %+v", f.Model.Detection.Delay)
 	}
+	// Fitted elsewhere: legs these runs do not have.
+	f.Model.Network.OutLeg = &models.Distribution{Dist: models.DistFixed, Value: 123 * time.Millisecond}
+	f.Model.Network.BackLeg = &models.Distribution{Dist: models.DistFixed, Value: 45 * time.Millisecond}
 	file := filepath.Join(t.TempDir(), "elsewhere.yaml")
 	if err := os.WriteFile(file, config.Echo(f.Model.Apply(s)), 0o644); err != nil {
 		t.Fatal(err)
@@ -180,6 +183,16 @@ func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	}
 	if !strings.Contains(pred.Borrowed, "detection.delay") {
 		t.Errorf("predicted borrows %q, want detection.delay named", pred.Borrowed)
+	}
+	// The retries' legs are these runs' too, the first attempt's way the
+	// file's.
+	here := c.rep.Fit.Model.Network
+	if here.OutLeg.Dist == models.DistFixed {
+		t.Fatalf("these runs' out leg %+v: the test needs it unlike the file's", here.OutLeg)
+	}
+	if got := pred.Sections[0].Network; !reflect.DeepEqual(got.OutLeg, here.OutLeg) || !reflect.DeepEqual(got.BackLeg, here.BackLeg) ||
+		!reflect.DeepEqual(got.FirstOutLeg, f.Model.Network.FirstOutLeg) || !strings.Contains(pred.Borrowed, "network.out and network.back") {
+		t.Errorf("predicted network %+v, borrowed %q; want these runs' out and back legs, the file's first out leg, named", got, pred.Borrowed)
 	}
 }
 

@@ -167,17 +167,19 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	if roles := rolesOf(rep); !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Pooled, report.Uncalibrated}) {
 		t.Errorf("simulations %v, want predicted, calibrated, pooled, uncalibrated", roles)
 	}
-	// Its detection is the lab's clients as B's run measured them.
+	// Its detection and retries' legs are the lab's clients as B's run
+	// measured them.
 	want := asJSON(t, withLabOf(t, a, rep))
 	if p := rep.Simulations[0].Sections; len(p) != 1 || asJSON(t, p[0]) != want {
-		t.Errorf("predicted sections differ from %s's with B's notices:\n%s\n%s", files[0], asJSON(t, p), want)
+		t.Errorf("predicted sections differ from %s's with B's notices and legs:\n%s\n%s", files[0], asJSON(t, p), want)
 	}
 	if !slices.Equal(rep.Models, files) || asJSON(t, rep.Simulations[1].Sections[0]) == want {
 		t.Errorf("report models %q; calibrated %s (must be B's own fit)", rep.Models, asJSON(t, rep.Simulations[1].Sections[0]))
 	}
 	// The fit at 30 clients carries to 60: the onset, the first wave's
 	// rate (clients / decide_per_s) and the claims are the gateway's, the
-	// notices the lab's clients' as measured on this storm's run.
+	// notices and retries' legs the lab's clients' as measured on this
+	// storm's run.
 	dirC := t.TempDir()
 	wider := judge(t, "predicted at 60 clients", func() (*report.Report, []string) {
 		return calibrateShort(t, url, dirC, shortWiderSets, modelA, report.Predicted)
@@ -189,13 +191,14 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 		t.Errorf("the wider storm ran %d clients (real %v), want 60", wider.Clients, wider.Real)
 	}
 	if p := wider.Simulations[0].Sections; len(p) != 1 || asJSON(t, p[0]) != asJSON(t, withLabOf(t, a, wider)) {
-		t.Errorf("predicted sections at 60 clients differ from %s's with their run's notices: %s", files[0], asJSON(t, p))
+		t.Errorf("predicted sections at 60 clients differ from %s's with their run's notices and legs: %s", files[0], asJSON(t, p))
 	}
 }
 
 // withLabOf is the sections of scenario a's model with the lab's client
-// process as rep's real runs measured it (fit.Model.WithLab), which must
-// have kept the clients' notices.
+// process as rep's real runs measured it: their notices (fit.Model.WithLab),
+// which they must have kept, and their retries' legs as fitted
+// (fit.Model.WithLegsOf).
 func withLabOf(t *testing.T, a *sim.Scenario, rep *report.Report) report.Sections {
 	t.Helper()
 	m, err := fit.FromScenario(a)
@@ -205,6 +208,9 @@ func withLabOf(t *testing.T, a *sim.Scenario, rep *report.Report) report.Section
 	m, ok := m.WithLab(fit.LabOf(rep.Real))
 	if !ok {
 		t.Errorf("the real runs kept no notices of the kill")
+	}
+	if m, ok = m.WithLegsOf(rep.Fit.Model); !ok {
+		t.Errorf("the real runs' fit has no retries' legs: %s", rep.FitError)
 	}
 	return report.Sections{Capacity: &m.Capacity, Network: &m.Network, Detection: &m.Detection}
 }

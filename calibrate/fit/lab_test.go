@@ -131,3 +131,29 @@ func TestRestarts(t *testing.T) {
 		t.Errorf("no deploy measured: %+v (%v)", got.Deploy, ok)
 	}
 }
+
+// TestWithLegsOf: a model fitted at another count takes the retries' out
+// and back legs of the storm's own fit (lognormals of 89 and 61 ms
+// medians), keeping its own first legs, server time and capacity; a fit
+// without legs changes nothing.
+func TestWithLegsOf(t *testing.T) {
+	ln := func(median time.Duration) *models.Distribution {
+		return &models.Distribution{Dist: models.DistLognormal, Median: median, Sigma: 0.5}
+	}
+	first := &models.Distribution{Dist: models.DistFixed, Value: 40 * time.Millisecond}
+	m := Model{Capacity: models.CapacitySpec{AdmitPerS: 1478},
+		Network: models.NetworkSpec{OutLeg: ln(11 * time.Millisecond), BackLeg: ln(2 * time.Millisecond), FirstOutLeg: first}}
+	here := Model{Capacity: models.CapacitySpec{AdmitPerS: 991},
+		Network: models.NetworkSpec{OutLeg: ln(89 * time.Millisecond), BackLeg: ln(61 * time.Millisecond), FirstOutLeg: ln(time.Second)}}
+	got, ok := m.WithLegsOf(here)
+	if !ok || got.Network.OutLeg.Median != 89*time.Millisecond || got.Network.BackLeg.Median != 61*time.Millisecond ||
+		got.Network.FirstOutLeg != first || got.Capacity.AdmitPerS != 1478 {
+		t.Errorf("with the legs: %+v (%v), want out 89 ms, back 61 ms, the rest m's", got.Network, ok)
+	}
+	if m.Network.OutLeg.Median != 11*time.Millisecond {
+		t.Error("WithLegsOf changed its receiver")
+	}
+	if got, ok := m.WithLegsOf(Model{}); ok || got.Network.OutLeg.Median != 11*time.Millisecond {
+		t.Errorf("no legs: %+v (%v), want m unchanged", got.Network, ok)
+	}
+}
