@@ -78,6 +78,13 @@ func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
 	if bucket && math.Abs(z.BucketPerS-0.8*z.WarmupClaimsPerS) > 0.001 {
 		t.Errorf("bucket %v/s; want 0.8 x %.3f/s", z.BucketPerS, z.WarmupClaimsPerS)
 	}
+	// The prediction claims at the rate the storm was sized by.
+	if len(rep.Simulations) == 0 || len(rep.Simulations[0].Sections) == 0 {
+		t.Fatal("no predicted model in the report")
+	}
+	if got := rep.Simulations[0].Sections[0].Capacity.AdmitPerS; got != z.WarmupClaimsPerS {
+		t.Errorf("predicted capacity.admit_per_s %v, want the warm-up's %v", got, z.WarmupClaimsPerS)
+	}
 }
 
 // outcomeMisses are the ways rep's real run and predicted model fail to
