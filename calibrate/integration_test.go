@@ -103,22 +103,25 @@ func stormsimBinary(t *testing.T) string {
 
 // shortLabSets turn the seed lab into 30 clients with gw-b's bucket scaled
 // alike (40/s and burst 10 per 60 devices: 20/s, burst 5), their first
-// attempts within 30 ms rather than 100: each calibration fits its runs,
+// attempts within 10 ms rather than 100: each calibration fits its runs,
 // which needs 3 claims that waited for another, and on a quick machine
 // (claims at 1,500/s) 30 first attempts spread over 100 ms gave only 2-6
-// (one run in five could not be fitted), over 30 ms 12-14. Not 10 ms:
-// every first retry then falls due within a few ms of the first 250 ms
-// window's end, and one sitting in 15 put a fifth of them on the other
-// side, twice in a row.
-var shortLabSets = []string{"clients=30", "admission={kind: token_bucket, rate: 20, burst: 5, retry_after: 1s}", "initial_jitter=30ms"}
+// (one run in five could not be fitted), over 10 ms 11-14. The first
+// retries then fall due 200 ms (the floor) after rejections within the
+// first ~20 ms, well inside the first 250 ms window; over 30 ms they
+// reached within a few ms of its end, and one run in about 25 missed the
+// first window twice in a row.
+var shortLabSets = []string{"clients=30", "admission={kind: token_bucket, rate: 20, burst: 5, retry_after: 1s}", "initial_jitter=10ms"}
 
 // shortPredictSets are another storm of the same 30 clients: half the
 // bucket's rate and twice its burst.
-var shortPredictSets = []string{"clients=30", "admission={kind: token_bucket, rate: 10, burst: 10, retry_after: 1s}", "initial_jitter=30ms"}
+var shortPredictSets = []string{"clients=30", "admission={kind: token_bucket, rate: 10, burst: 10, retry_after: 1s}", "initial_jitter=10ms"}
 
 // shortWiderSets are the seed lab as written, twice the short lab's
 // clients and bucket, its first attempts within 100 ms (12-18 claims
-// waited): the carry of a fit across client counts.
+// waited): the carry of a fit across client counts. (Within 10 ms, 60
+// clients' first retries reached the gateway up to 30 ms late, and one
+// run in 15 put a third of them past the first window, twice in a row.)
 var shortWiderSets = []string{"clients=60", "admission={kind: token_bucket, rate: 40, burst: 10, retry_after: 1s}"}
 
 // shortLab is the short lab's scenario, for the tests that call Run in
