@@ -497,10 +497,7 @@ func (r *historyRun) deviceLoop(ctx context.Context, d *historyDevice) {
 	// checks at rest have every device to look at.
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		d.mu.Lock()
-		open := len(d.open)
-		d.mu.Unlock()
-		if open > 0 {
+		if r.held(d) > 0 {
 			return
 		}
 		d.claim.attempt++
@@ -661,6 +658,26 @@ func (r *historyRun) syncError(e string) {
 	r.mu.Lock()
 	r.h.syncErrors = append(r.h.syncErrors, e)
 	r.mu.Unlock()
+}
+
+// held is how many of the device's open sessions its client is not
+// closing: a session closeOwn closed leaves d.open only once its read
+// ends, and one of those is no session for the quiet phase to hold (a
+// device that took its last random action, a close, as the quiet phase
+// began kept only it, and fell short of the final head).
+func (r *historyRun) held(d *historyDevice) int {
+	d.mu.Lock()
+	open := slices.Clone(d.open)
+	d.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, sess := range open {
+		if !r.h.sessions[sess.idx].byClient {
+			n++
+		}
+	}
+	return n
 }
 
 // closeOwn closes the device's newest open session from the client side.
