@@ -571,7 +571,7 @@ func (c *calibration) models() ([]model, error) {
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
 		labHere := fit.LabOf(c.rep.Real)
-		withLab, withLegs, restarts, startup := 0, 0, 0, time.Duration(0)
+		withLab, withGoaways, withLegs, restarts, startup := 0, 0, 0, 0, time.Duration(0)
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim rate, measured on the warm-up (another
@@ -584,6 +584,9 @@ func (c *calibration) models() ([]model, error) {
 			var ok bool
 			if p, ok = p.WithLab(labHere); ok {
 				withLab++
+			}
+			if p, ok = p.WithGoawaysOf(labHere); ok {
+				withGoaways++
 			}
 			if c.rep.FitError == "" {
 				if p, ok = p.WithLegsOf(c.rep.Fit.Model); ok {
@@ -603,6 +606,10 @@ func (c *calibration) models() ([]model, error) {
 		if withLab > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",
 				withLab, len(c.predicted)))
+		}
+		if withGoaways > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("network.goaway (%d of %d files): the drained clients' goaways' way measured on these runs, the lab's client process reading them",
+				withGoaways, len(c.predicted)))
 		}
 		if withLegs > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("network.out and network.back (%d of %d files): the retries' legs fitted on these runs, the lab's client process's sends and reads at this count",

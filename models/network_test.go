@@ -152,6 +152,7 @@ func TestNetworkMeasuredLegErrors(t *testing.T) {
 		{"first_out", func(n *NetworkSpec) { n.FirstOutLeg = bad }},
 		{"back", func(n *NetworkSpec) { n.BackLeg = bad }},
 		{"first_back", func(n *NetworkSpec) { n.FirstBackLeg = bad }},
+		{"goaway", func(n *NetworkSpec) { n.GoawayLeg = bad }},
 	} {
 		var n NetworkSpec
 		c.set(&n)

@@ -172,7 +172,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			}
 			d.drained[c] = min(254, d.drained[c]) + 1
 			d.leftAt[c] = t + at
-			send := t + at + d.goaways.firstWait(uint64(c), i, at)
+			send := t + at + d.goaways.firstWait(uint64(c), uint64(d.drained[c]), i, n, at)
 			if !st.within(send) {
 				continue
 			}

@@ -18,6 +18,7 @@ type goaways struct {
 	seed     uint64
 	jitter   time.Duration        // initial_jitter: the first wait without a hint
 	capacity *models.CapacitySpec // how fast the goaways get out; nil: at once
+	leg      *models.Distribution // network.goaway: from a goaway's write to its client's end; nil: none
 }
 
 func newGoaways(s *Scenario, grace time.Duration, dest drainDestination, seed uint64) *goaways {
@@ -26,6 +27,9 @@ func newGoaways(s *Scenario, grace time.Duration, dest drainDestination, seed ui
 		g.pace, g.hint = s.Drain.Pace, s.Drain.ReconnectHint
 	}
 	g.hint.Reserve(dest.rate, dest.burst)
+	if s.Network != nil {
+		g.leg = s.Network.GoawayLeg
+	}
 	return g
 }
 
@@ -50,12 +54,25 @@ func (g *goaways) sent(n int) []time.Duration {
 // cut reports whether the pace of n connections runs past the grace.
 func (g *goaways) cut(n int) bool { return g.pace.Span(n) > g.grace }
 
-// firstWait is how long client c, connection i of the drain told at
-// goaway after its start, waits before its first attempt
-// (policies.FirstWait: the hint, or the initial jitter).
-func (g *goaways) firstWait(c uint64, i int, goaway time.Duration) time.Duration {
-	hint, hinted := g.hint.Hint(i, goaway, rng.Draw(g.seed, c, 0, rng.StreamHint))
+// firstWait is how long client c, connection i of n in the drain told in
+// its round-th drain (from 1), waits before its first attempt once its
+// session ended at ended after the drain's start (policies.FirstWait: the
+// hint, or the initial jitter). The hint is computed where the gateway
+// computes it, when it writes the goaway (written).
+func (g *goaways) firstWait(c, round uint64, i, n int, ended time.Duration) time.Duration {
+	hint, hinted := g.hint.Hint(i, g.written(c, round, i, n, ended), rng.Draw(g.seed, c, 0, rng.StreamHint))
 	return policies.FirstWait(g.seed, c, g.jitter, hint, hinted)
+}
+
+// written is when the gateway wrote the goaway of client c, connection i
+// of n, whose session ended at ended: network.goaway earlier, but not
+// before the pace asked. Only a reserved hint reads it, so only then is
+// the leg drawn.
+func (g *goaways) written(c, round uint64, i, n int, ended time.Duration) time.Duration {
+	if g.leg == nil || g.hint.Kind != models.HintReserved {
+		return ended
+	}
+	return max(g.at(i, n), ended-g.leg.Sample(rng.Draw(g.seed, c, round, rng.StreamGoawayLeg)))
 }
 
 // drainResult reports a planned drain: each connection is closed right after

@@ -232,3 +232,40 @@ func TestGoawaysAtTheGatewaysRate(t *testing.T) {
 }
 
 func ms2(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TestReservedHintFromTheGoawaysWrite: 4 clients drained all at once at
+// t = 1 s by a gateway that gets a goaway out every 1 ms
+// (capacity.goaway_per_s 1,000: the sessions end at 0, 1, 2 and 3 ms) to
+// a bucket of 100/s with a burst of 1, so reserved slots 0, 10, 20 and 30
+// ms. The gateway computes each hint when it writes the goaway,
+// network.goaway before the session ends, not before the drain's start:
+//
+//	no leg:       written 0, 1, 2, 3   hints 0, 9, 18, 27   sends 1000, 1010, 1020, 1030 ms
+//	leg 1 ms:     written 0, 0, 1, 2   hints 0, 10, 19, 28  sends 1000, 1011, 1021, 1031 ms
+//	leg 3 ms:     written 0, 0, 0, 0   hints 0, 10, 20, 30  sends 1000, 1011, 1022, 1033 ms
+//
+// and with no hint the leg changes nothing: the clients go at their ends.
+func TestReservedHintFromTheGoawaysWrite(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name string
+		leg  *models.Distribution
+		hint models.ReconnectHintKind
+		want []time.Duration
+	}{
+		{"reserved, no leg", nil, models.HintReserved, []time.Duration{1000 * ms, 1010 * ms, 1020 * ms, 1030 * ms}},
+		{"reserved, leg 1 ms", &models.Distribution{Dist: models.DistFixed, Value: ms}, models.HintReserved, []time.Duration{1000 * ms, 1011 * ms, 1021 * ms, 1031 * ms}},
+		{"reserved, leg 3 ms", &models.Distribution{Dist: models.DistFixed, Value: 3 * ms}, models.HintReserved, []time.Duration{1000 * ms, 1011 * ms, 1022 * ms, 1033 * ms}},
+		{"no hint, leg 3 ms", &models.Distribution{Dist: models.DistFixed, Value: 3 * ms}, models.HintNone, []time.Duration{1000 * ms, 1001 * ms, 1002 * ms, 1003 * ms}},
+	} {
+		s := drainScenario(4, models.DrainPaceSpec{Kind: models.PaceAll}, 10*time.Second)
+		s.Admission = models.AdmissionSpec{Kind: models.AdmissionTokenBucket, Rate: 100, Burst: 1, RetryAfter: time.Second}
+		s.Drain.ReconnectHint = models.ReconnectHintSpec{Kind: c.hint}
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 1e6, GoawayPerS: 1000}
+		s.Network = &models.NetworkSpec{GoawayLeg: c.leg}
+		got, _ := firstAttempts(t, resolved(t, s))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: first attempts %v, want %v", c.name, got, c.want)
+		}
+	}
+}

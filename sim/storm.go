@@ -197,7 +197,7 @@ func (st *storm) noticeAt(c uint32) time.Duration {
 func (st *storm) firstSend(c uint32) time.Duration {
 	if g := st.goaways; g != nil {
 		t := st.goawayAt[c]
-		return st.s.Disconnect.At + t + g.firstWait(uint64(c), int(c), t)
+		return st.s.Disconnect.At + t + g.firstWait(uint64(c), 1, int(c), st.s.Clients, t)
 	}
 	return st.noticeAt(c) + policies.InitialWait(st.seed, uint64(c), st.s.InitialJitter)
 }

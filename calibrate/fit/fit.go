@@ -45,7 +45,7 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs; " +
 	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its clients / the time between the 2nd and " +
 	"98th percentiles of their sessions' ends (the close 1001 after the goaway) after the SIGTERM (the gateway " +
-	"writing goaways and closes as fast as it can, the clients reading them), the median over the runs"
+	"writing goaways and closes as fast as it can, the clients reading them), the median over the runs; network.goaway, when the runs drained: per client the time from the drained gateway's goaway_sent line (when it computed the goaway's hint) to the client's session's end, empirical, 101 quantiles, over several runs the median of each"
 
 // minSamples is the fewest values a distribution or a rate is fitted to.
 const minSamples = 3
@@ -125,7 +125,8 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		// client, which notices at its close, takes it too.
 		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.NoticeMs)}},
 	}
-	f.Model, _ = f.Model.WithLab(f.Lab) // the notices themselves, when the runs kept them
+	f.Model, _ = f.Model.WithLab(f.Lab)       // the notices themselves, when the runs kept them
+	f.Model, _ = f.Model.WithGoawaysOf(f.Lab) // the goaways' way, when the runs drained
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)
 	}

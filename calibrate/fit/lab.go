@@ -37,6 +37,12 @@ type Lab struct {
 	// machine 80-190 ms (the process's exit and a new one's start, 15-50
 	// ms of it), where a deploy config may have been written for another.
 	StartupMs float64 `json:"startup_ms,omitempty"`
+	// GoawayLegsMs are the drained clients' goaways' ways, ms at 0, 1,
+	// ..., 100 % (measured.Drain.GoawayLegsMs; over several runs the
+	// median of each point): from the gateway writing a goaway to its
+	// client's session ending, the one process reading a thousand closes.
+	// Empty for runs without a drain, or measured before they were kept.
+	GoawayLegsMs []float64 `json:"goaway_legs_ms,omitempty"`
 }
 
 // LabOf measures the lab's client process over runs. The machine's
@@ -47,7 +53,11 @@ func LabOf(runs []*measured.Run) Lab {
 	var clients []float64
 	var points [][]float64
 	var startups []float64
+	var legs [][]float64
 	for _, r := range runs {
+		if r.Drain != nil && len(r.Drain.GoawayLegsMs) >= minSamples {
+			legs = append(legs, measured.PointsOf(r.Drain.GoawayLegsMs))
+		}
 		if r.Deploy != nil {
 			for _, d := range r.Deploy.Drains {
 				if d.LastCloseMs > 0 {
@@ -76,35 +86,61 @@ func LabOf(runs []*measured.Run) Lab {
 	if len(startups) > 0 {
 		l.StartupMs = roundTo(quantile.Median(startups), 0.001)
 	}
-	if len(points) > 0 {
-		// The median of each point: non-decreasing, as each run's are.
-		l.NoticesMs = make([]float64, measured.NoticePoints)
-		column := make([]float64, len(points))
-		for i := range l.NoticesMs {
-			for k, p := range points {
-				column[k] = p[i]
-			}
-			l.NoticesMs[i] = roundTo(quantile.Median(column), 0.001)
-		}
-	}
+	l.NoticesMs, l.GoawayLegsMs = medianPoints(points), medianPoints(legs)
 	return l
+}
+
+// medianPoints is the median of each point over runs' points
+// (measured.PointsOf each): non-decreasing, as each run's are; nil for
+// no runs.
+func medianPoints(runs [][]float64) []float64 {
+	if len(runs) == 0 {
+		return nil
+	}
+	out := make([]float64, measured.NoticePoints)
+	column := make([]float64, len(runs))
+	for i := range out {
+		for k, p := range runs {
+			column[k] = p[i]
+		}
+		out[i] = roundTo(quantile.Median(column), 0.001)
+	}
+	return out
+}
+
+// pointsDistribution is the empirical distribution of points (ms,
+// non-decreasing), or, when they are all one value, that value fixed;
+// false for fewer than two points.
+func pointsDistribution(points []float64) (models.Distribution, bool) {
+	if len(points) < 2 {
+		return models.Distribution{}, false
+	}
+	if points[0] == points[len(points)-1] {
+		return models.Distribution{Dist: models.DistFixed, Value: durationMs(points[0])}, true
+	}
+	d := models.Distribution{Dist: models.DistEmpirical, Points: make([]time.Duration, len(points))}
+	for i, v := range points {
+		d.Points[i] = durationMs(v)
+	}
+	return d, true
 }
 
 // NoticeDelay is detection.delay for the lab's clients: the empirical
 // distribution of their notices, or, when they all noticed at once, that
 // time; false when the runs did not keep the notices.
-func (l Lab) NoticeDelay() (models.Distribution, bool) {
-	if len(l.NoticesMs) < 2 {
-		return models.Distribution{}, false
+func (l Lab) NoticeDelay() (models.Distribution, bool) { return pointsDistribution(l.NoticesMs) }
+
+// WithGoawaysOf returns m with network.goaway as l measured it: the way
+// of a drain's goaways to the lab's clients, which a reserved hint's
+// clients reach their slots that much after. False, and m unchanged,
+// when l measured no drain's goaways.
+func (m Model) WithGoawaysOf(l Lab) (Model, bool) {
+	d, ok := pointsDistribution(l.GoawayLegsMs)
+	if !ok {
+		return m, false
 	}
-	if l.NoticesMs[0] == l.NoticesMs[len(l.NoticesMs)-1] {
-		return models.Distribution{Dist: models.DistFixed, Value: durationMs(l.NoticesMs[0])}, true
-	}
-	d := models.Distribution{Dist: models.DistEmpirical, Points: make([]time.Duration, len(l.NoticesMs))}
-	for i, v := range l.NoticesMs {
-		d.Points[i] = durationMs(v)
-	}
-	return d, true
+	m.Network.GoawayLeg = &d
+	return m, true
 }
 
 // WithLab returns m for a storm of the lab whose client process l

@@ -157,3 +157,34 @@ func TestWithLegsOf(t *testing.T) {
 		t.Errorf("no legs: %+v (%v), want m unchanged", got.Network, ok)
 	}
 }
+
+// TestGoawayLegs: three drains whose 101 clients' goaways took 0, 1, ...,
+// 100 ms, twice that and three times that from their goaway_sent lines
+// to their sessions' ends. Each run's points are its own values (101 of
+// them: percent i is the i-th least), so the lab's are the median of
+// each, 2i ms at percent i, and network.goaway is that, empirical; a run
+// with two legs only (fewer than 3) and one without a drain are left out.
+// A lab without drains leaves the model alone.
+func TestGoawayLegs(t *testing.T) {
+	var runs []*measured.Run
+	for k, scale := range []float64{1, 2, 3} {
+		legs := pointsTimes(func(i int) float64 { return scale * float64(100-i) }) // in no order
+		runs = append(runs, &measured.Run{Run: k + 1, Drain: &measured.Drain{GoawayLegsMs: legs}})
+	}
+	runs = append(runs, &measured.Run{Run: 4, Drain: &measured.Drain{GoawayLegsMs: []float64{900, 900}}}, &measured.Run{Run: 5})
+	l := LabOf(runs)
+	if want := pointsTimes(func(i int) float64 { return 2 * float64(i) }); !slices.Equal(l.GoawayLegsMs, want) {
+		t.Fatalf("goaway legs %v, want 2i ms at percent i", l.GoawayLegsMs)
+	}
+	m, ok := Model{}.WithGoawaysOf(l)
+	g := m.Network.GoawayLeg
+	if !ok || g == nil || g.Dist != models.DistEmpirical || g.Points[0] != 0 || g.Points[50] != 100*time.Millisecond || g.Points[100] != 200*time.Millisecond {
+		t.Fatalf("network.goaway %+v (%v), want empirical, 0 at 0 %%, 100 ms at 50 %%, 200 ms at 100 %%", g, ok)
+	}
+	if err := g.Validate(); err != nil {
+		t.Errorf("network.goaway: %v", err)
+	}
+	if m, ok := (Model{}).WithGoawaysOf(LabOf(runs[3:])); ok || m.Network.GoawayLeg != nil {
+		t.Errorf("no drain of 3 clients or more: %+v (%v), want the model alone", m.Network.GoawayLeg, ok)
+	}
+}

@@ -178,3 +178,25 @@ func TestAttachDecisions(t *testing.T) {
 		t.Errorf("time at the gateway %v, want 80 ms", g)
 	}
 }
+
+// TestGoawayLegsOfTheDrain: goaways written (goaway_sent lines) to
+// devices a at 10 ms and b at 12.5 ms; their sessions end at 70 ms (b)
+// and 40 ms (a), in that order, and c's, whose goaway has no line, at
+// 80 ms: legs 57.5 and 30 ms, in the ends' order, c left out. A goaway
+// line without its device is an error.
+func TestGoawayLegsOfTheDrain(t *testing.T) {
+	sent := func(ms float64, device string) logLine {
+		return logLine{Msg: logline.GoawaySent, Time: at(ms), Fields: map[string]any{logline.KeyDevice: device}}
+	}
+	end := func(ms float64, device string) client.Event {
+		return client.Event{Kind: client.EventClosed, Time: at(ms), Device: device}
+	}
+	lines := []logLine{sent(10, "a"), {Msg: logline.Admitted, Time: at(11)}, sent(12.5, "b")}
+	got, err := goawayLegs(lines, []client.Event{end(70, "b"), end(40, "a"), end(80, "c")})
+	if err != nil || !reflect.DeepEqual(got, []float64{57.5, 30}) {
+		t.Errorf("legs %v (%v), want [57.5 30]", got, err)
+	}
+	if _, err := goawayLegs([]logLine{{Msg: logline.GoawaySent, Time: at(1), Fields: map[string]any{}}}, nil); err == nil || !strings.Contains(err.Error(), logline.KeyDevice) {
+		t.Errorf("a goaway line without a device: %v, want an error naming %q", err, logline.KeyDevice)
+	}
+}

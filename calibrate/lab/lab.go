@@ -403,6 +403,7 @@ func (r *labRun) drain(ctx context.Context) error {
 	}
 	origin := r.storm.T0().Add(durationOfMs(d.Summary.StartMs))
 	told := map[int]bool{}
+	var closed []client.Event // the drained sessions' ends
 	for _, ev := range r.storm.Events() {
 		if ev.Time.Before(origin) {
 			continue
@@ -413,6 +414,7 @@ func (r *labRun) drain(ctx context.Context) error {
 			told[ev.Client] = true
 		case ev.Kind == client.EventClosed && told[ev.Client]:
 			d.ClosesMs = append(d.ClosesMs, ms(ev.Time.Sub(origin)))
+			closed = append(closed, ev)
 			delete(told, ev.Client)
 		}
 	}
@@ -439,6 +441,9 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	d.GoawaySent, d.LeftoverRoutes = int64(goaway), int64(leftover)
+	if d.GoawayLegsMs, err = goawayLegs(r.gwB.log.all(), closed); err != nil {
+		return fmt.Errorf("gateway %s: %w", GatewaySurvivor, err)
+	}
 	if d.RoutesLeft, err = r.db.RouteCount(ctx, GatewaySurvivor); err != nil {
 		return err
 	}
@@ -515,4 +520,30 @@ func waitSweep(ctx context.Context, gw *gatewayProc, dead string, within time.Du
 // it admits everyone (with the scenario's Retry-After, unused).
 func unlimited(a models.AdmissionSpec) models.AdmissionSpec {
 	return models.AdmissionSpec{Kind: models.AdmissionUnlimited, RetryAfter: a.RetryAfter}
+}
+
+// goawayLegs is, for each drained session's end in closed, the time from
+// the drained gateway's goaway_sent line for its device (logged as the
+// goaway was written, when its hint was computed) to that end, ms: the
+// goaway's way to the client (network.goaway). An end whose device has
+// no such line is left out.
+func goawayLegs(lines []logLine, closed []client.Event) ([]float64, error) {
+	written := map[string]time.Time{}
+	for _, l := range lines {
+		if l.Msg != logline.GoawaySent {
+			continue
+		}
+		device, err := l.str(logline.KeyDevice)
+		if err != nil {
+			return nil, err
+		}
+		written[device] = l.Time
+	}
+	var out []float64
+	for _, ev := range closed {
+		if at, ok := written[ev.Device]; ok {
+			out = append(out, ms(ev.Time.Sub(at)))
+		}
+	}
+	return out, nil
 }

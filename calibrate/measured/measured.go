@@ -194,6 +194,10 @@ type Drain struct {
 	// 1001 after their goaway, as they read it), ms from the SIGTERM: when
 	// each client began its reconnect.
 	ClosesMs []float64 `json:"closes_ms,omitempty"`
+	// GoawayLegsMs are, per drained client, the time from the drained
+	// gateway writing its goaway (its goaway_sent line, when the hint was
+	// computed) to the client's session's end, ms: network.goaway.
+	GoawayLegsMs []float64 `json:"goaway_legs_ms,omitempty"`
 	// Decisions is the drain counted where the simulator counts it, at
 	// the fresh gateway's admission decisions; the comparison uses it.
 	Decisions *Series `json:"decisions,omitempty"`

@@ -143,6 +143,10 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 	add("server", fmt.Sprintf("server_time %s (admitted latency - own out leg - time at the survivor - median back: p50 %s p90 %s)",
 		describeDist(m.Network.ServerTime), fmtMs(l.ServerTimeMs.P50), fmtMs(l.ServerTimeMs.P90)))
 	add("shared", fmt.Sprintf("shared_every %v (per run: %s ms)", m.Network.SharedEvery, fmtList(f.Shared.RunsMs)))
+	if g := f.Lab.GoawayLegsMs; len(g) == measured.NoticePoints {
+		add("goaways", fmt.Sprintf("network.goaway, from the drained gateway's goaway_sent line to the client's session's end: p2 %s, p50 %s, p98 %s",
+			fmtMs(g[2]), fmtMs(g[50]), fmtMs(g[98])))
+	}
 	return t
 }
 

@@ -29,6 +29,7 @@ const (
 	StreamBackLeg                       // a measured answer leg (network.back, first_back)
 	StreamHint                          // a uniform reconnect hint a goaway carries
 	StreamDeployOrder                   // a deploy's random order of gateways (client = place)
+	StreamGoawayLeg                     // a goaway's way to its client (network.goaway; attempt = the drain's round)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
