@@ -23,7 +23,9 @@ import (
 // survivor's claim rate c; then the storm runs with clients
 // = ceil(QueueOverTimeout x timeout x c), so the first wave's claims last
 // that many timeouts whatever the hour's speed, and a token bucket at
-// BucketFraction x c. Zero fields keep what the config says.
+// BucketFraction x c. When the count chosen is more than a tenth from
+// the warm-up's, a second warm-up at the chosen count measures c again,
+// and the storm is sized on that. Zero fields keep what the config says.
 type Size struct {
 	QueueOverTimeout float64 // multiple of the policy's handshake timeout; needs one
 	BucketFraction   float64 // of the claim rate, in (0, 1]; needs admission token_bucket
@@ -78,15 +80,51 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 	if c.s.Admission.Kind == models.AdmissionTokenBucket {
 		z.WrittenBucketPerS, z.BucketPerS = c.s.Admission.Rate, c.s.Admission.Rate
 	}
+	if err := c.warmUpAt(ctx, l, p, z); err != nil {
+		return nil, err
+	}
+	c.opt.Size.choose(z, c.policy.Timeout)
+	if first := z.WarmupClients; farFrom(z.Clients, first) && z.Clients <= c.opt.MaxClients {
+		// The survivor's claim rate depends on how many clients it holds
+		// (on a slow hour the seed lab's claimed 530, 430 and 383/s at
+		// 1,000, 2,000 and 4,000 clients), so the size the written count
+		// chose is warmed up again and sized on that.
+		z.FirstWarmupClients, z.FirstWarmupClaimsPerS = first, z.WarmupClaimsPerS
+		c.logf("sized: claims %.0f/s measured at %d clients; %d chosen, warmed up again", z.WarmupClaimsPerS, first, z.Clients)
+		p.Clients, z.WarmupClients = z.Clients, z.Clients
+		if err := c.warmUpAt(ctx, l, p, z); err != nil {
+			return nil, err
+		}
+		c.opt.Size.choose(z, c.policy.Timeout)
+	}
+	if z.Clients > c.opt.MaxClients {
+		return nil, &UsageError{fmt.Errorf("sized to %d clients (%g timeouts of %v at %.0f claims/s), over --max-clients %d: lower --size-queue or raise --max-clients",
+			z.Clients, z.QueueOverTimeout, c.policy.Timeout, z.WarmupClaimsPerS, c.opt.MaxClients)}
+	}
+	c.logf("sized: claims %.0f/s measured; %d clients, %s", z.WarmupClaimsPerS, z.Clients, bucketWords(z))
+	return z, nil
+}
+
+// farFrom reports whether a chosen count is more than a tenth away from
+// the count it was measured at: then it is warmed up again.
+func farFrom(chosen, measured int) bool {
+	return 10*abs(chosen-measured) > measured
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// warmUpAt runs the warm-up plan p (up to warmupTries times while other
+// work disturbs it) and puts its claim rate into z.
+func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *report.Sizing) error {
 	var claims fit.Claims
 	for try := 1; try <= warmupTries; try++ {
 		c.logf("warm-up %d: %d clients, no timeout, no bucket: the survivor's claim rate on this machine", try, p.Clients)
 		r, err := l.Run(ctx, p, try, c.s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+			return fmt.Errorf("warm-up: %w", err)
 		}
 		if claims, err = fit.ClaimsOf([]*measured.Run{r}); err != nil {
-			return nil, &UsageError{fmt.Errorf("warm-up: the survivor's claims could not be timed: %w", err)}
+			return &UsageError{fmt.Errorf("warm-up: the survivor's claims could not be timed: %w", err)}
 		}
 		z.WarmupDisturbed = r.Load.Disturbed
 		if !r.Load.Disturbed {
@@ -95,13 +133,7 @@ func (c *calibration) warmUp(ctx context.Context, l lab.Lab) (*report.Sizing, er
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
 	z.WarmupClaimsPerS, z.WarmupGaps = claims.AdmitPerS, claims.Gaps
-	c.opt.Size.choose(z, c.policy.Timeout)
-	if z.Clients > c.opt.MaxClients {
-		return nil, &UsageError{fmt.Errorf("sized to %d clients (%g timeouts of %v at %.0f claims/s), over --max-clients %d: lower --size-queue or raise --max-clients",
-			z.Clients, z.QueueOverTimeout, c.policy.Timeout, z.WarmupClaimsPerS, c.opt.MaxClients)}
-	}
-	c.logf("sized: claims %.0f/s measured; %d clients, %s", z.WarmupClaimsPerS, z.Clients, bucketWords(z))
-	return z, nil
+	return nil
 }
 
 // choose sets z's clients and bucket rate from its measured claim rate

@@ -33,3 +33,24 @@ func TestSizeChoosesFromTheClaimRate(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmUpAgainFarFromTheCount: a count chosen more than a tenth from
+// the warm-up's is warmed up again. From 2,000: 857 (a slow hour's
+// choice) and 2,201 are; 2,200 and 1,800, a tenth away exactly, are not.
+// The line then names both warm-ups.
+func TestWarmUpAgainFarFromTheCount(t *testing.T) {
+	for _, c := range []struct {
+		chosen int
+		want   bool
+	}{{857, true}, {2201, true}, {2200, false}, {1800, false}, {2000, false}} {
+		if got := farFrom(c.chosen, 2000); got != c.want {
+			t.Errorf("farFrom(%d, 2000) = %v, want %v", c.chosen, got, c.want)
+		}
+	}
+	z := &report.Sizing{FirstWarmupClients: 2000, FirstWarmupClaimsPerS: 428, WarmupClients: 857, WarmupClaimsPerS: 560.4, WarmupGaps: 600,
+		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 1121, WrittenClients: 2000}
+	want := "sized to this machine: a warm-up of 2000 clients claimed 428/s; at the count it chose, a warm-up of 857 clients claimed 560/s (600 gaps); chose 1121 clients (written 2000: 4 x the 500 ms timeout of claims)"
+	if got := z.Line(); got != want {
+		t.Errorf("line\n%s\nwant\n%s", got, want)
+	}
+}

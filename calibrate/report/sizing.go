@@ -36,6 +36,14 @@ type Sizing struct {
 	// measured that work too); the storm is sized on the last all the
 	// same, and the summary says so.
 	WarmupDisturbed bool `json:"warmup_disturbed,omitempty"`
+	// FirstWarmupClients and FirstWarmupClaimsPerS are the first
+	// warm-up's, at the written count, when the count it chose was more
+	// than a tenth from it: the storm was then warmed up again at that
+	// count (the Warmup fields above) and sized on the second, the
+	// survivor's claim rate depending on the clients it holds. 0: one
+	// warm-up.
+	FirstWarmupClients    int     `json:"first_warmup_clients,omitempty"`
+	FirstWarmupClaimsPerS float64 `json:"first_warmup_claims_per_s,omitempty"`
 }
 
 // Line says in one line what was measured and what was chosen.
@@ -51,6 +59,10 @@ func (z *Sizing) Line() string {
 	if z.WarmupDisturbed {
 		disturbed = ", DISTURBED by other work"
 	}
-	return fmt.Sprintf("sized to this machine: a warm-up of %d clients claimed %.0f/s (%d gaps%s); chose %s",
-		z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, strings.Join(chose, " and "))
+	first := ""
+	if z.FirstWarmupClients > 0 {
+		first = fmt.Sprintf("a warm-up of %d clients claimed %.0f/s; at the count it chose, ", z.FirstWarmupClients, z.FirstWarmupClaimsPerS)
+	}
+	return fmt.Sprintf("sized to this machine: %sa warm-up of %d clients claimed %.0f/s (%d gaps%s); chose %s",
+		first, z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, strings.Join(chose, " and "))
 }
