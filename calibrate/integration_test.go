@@ -52,6 +52,14 @@ import (
 // skipped 1 of 10 sittings on a disturbed run.
 const shortReps = 200
 
+// shortRuns is the real runs of each short calibration. The time to all
+// reconnected of 30 clients is one client's last backoff: on a slow
+// machine one run's came at 1.5 s and the next's at 2.35 s, and a model
+// judged on one run missed its 20 % in 1 run of the test in 2; the mean
+// of 3 runs, each fitted alone for the calibrated model, is what the
+// model is meant to agree with.
+const shortRuns = 3
+
 var gatewayOnce struct {
 	sync.Once
 	bin string
@@ -152,12 +160,16 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	})
 	modelA := filepath.Join(dirA, "calibrated-run-*.yaml")
 	files, err := filepath.Glob(modelA)
-	if err != nil || len(files) != 1 {
-		t.Fatalf("per-run files %v (%v), want one", files, err)
+	if err != nil || len(files) == 0 || len(files) > shortRuns {
+		t.Fatalf("per-run files %v (%v), want one a run that could be fitted alone, %d at most", files, err, shortRuns)
 	}
-	a, err := config.Load(files[0], nil)
-	if err != nil {
-		t.Fatalf("%s: %v", files[0], err)
+	var a []*sim.Scenario
+	for _, f := range files {
+		s, err := config.Load(f, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		a = append(a, s)
 	}
 	dirB := t.TempDir()
 	rep := judge(t, "predicted", func() (*report.Report, []string) {
@@ -172,11 +184,11 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	}
 	// Its detection and retries' legs are the lab's clients as B's run
 	// measured them.
-	want := asJSON(t, withLabOf(t, a, rep))
-	if p := rep.Simulations[0].Sections; len(p) != 1 || asJSON(t, p[0]) != want {
-		t.Errorf("predicted sections differ from %s's with B's notices and legs:\n%s\n%s", files[0], asJSON(t, p), want)
+	want := asJSON(t, withLabOfEach(t, a, rep))
+	if p := rep.Simulations[0].Sections; asJSON(t, p) != want {
+		t.Errorf("predicted sections differ from %v's with B's notices and legs:\n%s\n%s", files, asJSON(t, p), want)
 	}
-	if !slices.Equal(rep.Models, files) || asJSON(t, rep.Simulations[1].Sections[0]) == want {
+	if !slices.Equal(rep.Models, files) || asJSON(t, rep.Simulations[1].Sections) == want {
 		t.Errorf("report models %q; calibrated %s (must be B's own fit)", rep.Models, asJSON(t, rep.Simulations[1].Sections[0]))
 	}
 	// The fit at 30 clients carries to 60: the onset, the first wave's
@@ -190,17 +202,28 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	if wider == nil {
 		return
 	}
-	if wider.Clients != 60 || len(wider.Real) != 1 || wider.Real[0].Crash.Clients != 60 {
+	if wider.Clients != 60 || len(wider.Real) != shortRuns || wider.Real[0].Crash.Clients != 60 {
 		t.Errorf("the wider storm ran %d clients (real %v), want 60", wider.Clients, wider.Real)
 	}
-	if p := wider.Simulations[0].Sections; len(p) != 1 || asJSON(t, p[0]) != asJSON(t, withLabOf(t, a, wider)) {
-		t.Errorf("predicted sections at 60 clients differ from %s's with their run's notices and legs: %s", files[0], asJSON(t, p))
+	if p := wider.Simulations[0].Sections; asJSON(t, p) != asJSON(t, withLabOfEach(t, a, wider)) {
+		t.Errorf("predicted sections at 60 clients differ from %v's with their runs' notices and legs: %s", files, asJSON(t, p))
 	}
+}
+
+// withLabOfEach is withLabOf for each of the model files' scenarios.
+func withLabOfEach(t *testing.T, a []*sim.Scenario, rep *report.Report) []report.Sections {
+	t.Helper()
+	var out []report.Sections
+	for _, s := range a {
+		out = append(out, withLabOf(t, s, rep))
+	}
+	return out
 }
 
 // withLabOf is the sections of scenario a's model with the lab's client
 // process as rep's real runs measured it: their notices (fit.Model.WithLab),
-// which they must have kept, and their retries' legs as fitted
+// which they must have kept, their drains' goaways' way where they drained
+// (fit.Model.WithGoawaysOf), and their retries' legs as fitted
 // (fit.Model.WithLegsOf).
 func withLabOf(t *testing.T, a *sim.Scenario, rep *report.Report) report.Sections {
 	t.Helper()
@@ -208,9 +231,15 @@ func withLabOf(t *testing.T, a *sim.Scenario, rep *report.Report) report.Section
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := m.WithLab(fit.LabOf(rep.Real))
+	lab := fit.LabOf(rep.Real)
+	m, ok := m.WithLab(lab)
 	if !ok {
 		t.Errorf("the real runs kept no notices of the kill")
+	}
+	if len(rep.Real) > 0 && rep.Real[0].Drain != nil {
+		if m, ok = m.WithGoawaysOf(lab); !ok {
+			t.Errorf("the real runs drained, and their goaways' way was not measured")
+		}
 	}
 	if m, ok = m.WithLegsOf(rep.Fit.Model); !ok {
 		t.Errorf("the real runs' fit has no retries' legs: %s", rep.FitError)
@@ -259,7 +288,7 @@ func rolesOf(rep *report.Report) []report.Role {
 // and the outputs (errors on t) and returns the report and the misses of
 // model role's agreement.
 func calibrateShort(t *testing.T, url, out string, sets []string, model string, role report.Role) (*report.Report, []string) {
-	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", "1",
+	args := []string{"calibrate", "-c", "../configs/seed-lab.yaml", "-o", out, "--runs", strconv.Itoa(shortRuns),
 		"--replications", strconv.Itoa(shortReps), "--database-url", url, "--gateway-bin", gatewayBinary(t), "--timeout", "2m",
 		"--wait-quiet", "20s"}
 	for _, set := range sets {
@@ -279,7 +308,7 @@ func calibrateShort(t *testing.T, url, out string, sets []string, model string, 
 	// The outputs: the record holds the storm and the harness's signals,
 	// the calibrated config loads, the charts exist.
 	events := recordEvents(t, filepath.Join(out, RecordFile))
-	if events["attempt"] < int(rep.Real[0].Crash.Attempts) || events["harness"] < 2 || events["run"] != 1+len(rep.Replaced) || events["gateway"] < 5 {
+	if events["attempt"] < int(rep.Real[0].Crash.Attempts) || events["harness"] < 2 || events["run"] != shortRuns+len(rep.Replaced) || events["gateway"] < 5 {
 		t.Errorf("record events %v", events)
 	}
 	if c, err := config.Load(filepath.Join(out, CalibratedFile), nil); err != nil || c.Network == nil || c.Capacity == nil || c.Capacity.DecidePerS <= 0 {
@@ -323,7 +352,7 @@ func runCalibrate(t *testing.T, out string, args []string) (rep report.Report, s
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	if jerr := json.Unmarshal(data, &rep); jerr != nil || len(rep.Real) != 1 || len(rep.Simulations) == 0 {
+	if jerr := json.Unmarshal(data, &rep); jerr != nil || len(rep.Real) == 0 || len(rep.Simulations) == 0 {
 		t.Fatalf("%s unreadable: %v", ReportFile, jerr)
 	}
 	return rep, stdout, stderr, err
