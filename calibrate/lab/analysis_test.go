@@ -182,8 +182,9 @@ func TestAttachDecisions(t *testing.T) {
 // TestGoawayLegsOfTheDrain: goaways written (goaway_sent lines) to
 // devices a at 10 ms and b at 12.5 ms; their sessions end at 70 ms (b)
 // and 40 ms (a), in that order, and c's, whose goaway has no line, at
-// 80 ms: legs 57.5 and 30 ms, in the ends' order, c left out. A goaway
-// line without its device is an error.
+// 80 ms: legs 57.5 and 30 ms, in the ends' order, c left out. From a
+// SIGTERM at 4 ms the writes are at 6 and 8.5 ms. A goaway line without
+// its device is an error.
 func TestGoawayLegsOfTheDrain(t *testing.T) {
 	sent := func(ms float64, device string) logLine {
 		return logLine{Msg: logline.GoawaySent, Time: at(ms), Fields: map[string]any{logline.KeyDevice: device}}
@@ -192,11 +193,41 @@ func TestGoawayLegsOfTheDrain(t *testing.T) {
 		return client.Event{Kind: client.EventClosed, Time: at(ms), Device: device}
 	}
 	lines := []logLine{sent(10, "a"), {Msg: logline.Admitted, Time: at(11)}, sent(12.5, "b")}
-	got, err := goawayLegs(lines, []client.Event{end(70, "b"), end(40, "a"), end(80, "c")})
-	if err != nil || !reflect.DeepEqual(got, []float64{57.5, 30}) {
-		t.Errorf("legs %v (%v), want [57.5 30]", got, err)
+	got, writes, err := goawayLegs(lines, []client.Event{end(70, "b"), end(40, "a"), end(80, "c")}, at(4))
+	if err != nil || !reflect.DeepEqual(got, []float64{57.5, 30}) || !reflect.DeepEqual(writes, []float64{6, 8.5}) {
+		t.Errorf("legs %v, writes %v (%v), want [57.5 30] and [6 8.5]", got, writes, err)
 	}
-	if _, err := goawayLegs([]logLine{{Msg: logline.GoawaySent, Time: at(1), Fields: map[string]any{}}}, nil); err == nil || !strings.Contains(err.Error(), logline.KeyDevice) {
+	if _, _, err := goawayLegs([]logLine{{Msg: logline.GoawaySent, Time: at(1), Fields: map[string]any{}}}, nil, at(0)); err == nil || !strings.Contains(err.Error(), logline.KeyDevice) {
 		t.Errorf("a goaway line without a device: %v, want an error naming %q", err, logline.KeyDevice)
+	}
+}
+
+// TestDeployGoawayLegs: a deploy drains gw-0 (at a), which writes the
+// goaways of x at 10 ms and y at 11 ms, then gw-1 (at b), which writes
+// x's again at 500 ms, x having come back to b. The sessions end on a at
+// 40 ms (x) and 61 ms (y), and on b at 530 ms (x): legs 30 and 50 ms for
+// gw-0, 30 ms for gw-1. x's end on b is not gw-0's (520 ms), a close with
+// no goaway before it (z's, a crash) is no drained session, and an end
+// before the deploy's start (5 ms) is not counted.
+func TestDeployGoawayLegs(t *testing.T) {
+	sent := func(ms float64, device string) logLine {
+		return logLine{Msg: logline.GoawaySent, Time: at(ms), Fields: map[string]any{logline.KeyDevice: device}}
+	}
+	proc := func(id, addr string, lines ...logLine) *gatewayProc {
+		return &gatewayProc{spec: gatewaySpec{ID: id}, addr: addr, log: &logBook{lines: lines}}
+	}
+	ev := func(kind client.EventKind, ms float64, c int, device, addr string) client.Event {
+		return client.Event{Kind: kind, Time: at(ms), Client: c, Device: device, Gateway: "ws://" + addr}
+	}
+	procs := []*gatewayProc{proc("gw-0", "a", sent(10, "x"), sent(11, "y")), proc("gw-1", "b", sent(500, "x"))}
+	events := []client.Event{
+		ev(client.EventGoaway, 4, 1, "y", "a"), ev(client.EventClosed, 5, 1, "y", "a"), // before the start
+		ev(client.EventGoaway, 20, 0, "x", "a"), ev(client.EventGoaway, 21, 1, "y", "a"),
+		ev(client.EventClosed, 40, 0, "x", "a"), ev(client.EventClosed, 45, 2, "z", "a"), ev(client.EventClosed, 61, 1, "y", "a"),
+		ev(client.EventGoaway, 520, 0, "x", "b"), ev(client.EventClosed, 530, 0, "x", "b"),
+	}
+	got, err := deployGoawayLegs(procs, events, at(8))
+	if err != nil || !reflect.DeepEqual(got, []float64{30, 50, 30}) {
+		t.Errorf("legs %v (%v), want [30 50 30]", got, err)
 	}
 }

@@ -158,9 +158,42 @@ func (r *labRun) runDeploy(ctx context.Context) error {
 		decisions.Merge(dec.series(p.Window, 0))
 	}
 	r.res.DeployDecisions = &decisions
+	if r.res.DeployGoawayLegsMs, err = deployGoawayLegs(r.procs, r.storm.Events(), origin); err != nil {
+		return err
+	}
 	r.progress("deploy settled: %d attempts, %d goaways, %d clients drained more than once, last back after %.0f ms",
 		sum.Attempts, sum.Goaways, sum.DrainedMoreThanOnce, sum.DurationMs)
 	return nil
+}
+
+// deployGoawayLegs are the deploy's goaways' ways (goawayLegs), every
+// drained process's: a drained session's end counts for the process of
+// its url that logged the device's goaway. A restarted process keeps its
+// predecessor's url, but it drains no one in the deploy.
+func deployGoawayLegs(procs []*gatewayProc, events []client.Event, origin time.Time) ([]float64, error) {
+	ends := map[string][]client.Event{} // by url
+	told := map[int]bool{}
+	for _, ev := range events {
+		if ev.Time.Before(origin) {
+			continue
+		}
+		switch {
+		case ev.Kind == client.EventGoaway:
+			told[ev.Client] = true
+		case ev.Kind == client.EventClosed && told[ev.Client]:
+			ends[ev.Gateway] = append(ends[ev.Gateway], ev)
+			delete(told, ev.Client)
+		}
+	}
+	var out []float64
+	for _, proc := range procs {
+		legs, _, err := goawayLegs(proc.log.all(), ends[proc.url()], origin)
+		if err != nil {
+			return nil, fmt.Errorf("gateway %s: %w", proc.spec.ID, err)
+		}
+		out = append(out, legs...)
+	}
+	return out, nil
 }
 
 // deployChecks are a deploy lab run's checks: the seed's drain invariant

@@ -441,7 +441,7 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	d.GoawaySent, d.LeftoverRoutes = int64(goaway), int64(leftover)
-	if d.GoawayLegsMs, err = goawayLegs(r.gwB.log.all(), closed); err != nil {
+	if d.GoawayLegsMs, d.WritesMs, err = goawayLegs(r.gwB.log.all(), closed, origin); err != nil {
 		return fmt.Errorf("gateway %s: %w", GatewaySurvivor, err)
 	}
 	if d.RoutesLeft, err = r.db.RouteCount(ctx, GatewaySurvivor); err != nil {
@@ -525,9 +525,11 @@ func unlimited(a models.AdmissionSpec) models.AdmissionSpec {
 // goawayLegs is, for each drained session's end in closed, the time from
 // the drained gateway's goaway_sent line for its device (logged as the
 // goaway was written, when its hint was computed) to that end, ms: the
-// goaway's way to the client (network.goaway). An end whose device has
-// no such line is left out.
-func goawayLegs(lines []logLine, closed []client.Event) ([]float64, error) {
+// goaway's way to the client (network.goaway); an end whose device has no
+// such line is left out. writes are the goaway_sent lines themselves, ms
+// from origin (the SIGTERM), in the log's order: how fast the gateway got
+// its goaways out (capacity.goaway_per_s).
+func goawayLegs(lines []logLine, closed []client.Event, origin time.Time) (legs, writes []float64, err error) {
 	written := map[string]time.Time{}
 	for _, l := range lines {
 		if l.Msg != logline.GoawaySent {
@@ -535,15 +537,15 @@ func goawayLegs(lines []logLine, closed []client.Event) ([]float64, error) {
 		}
 		device, err := l.str(logline.KeyDevice)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		written[device] = l.Time
+		writes = append(writes, ms(l.Time.Sub(origin)))
 	}
-	var out []float64
 	for _, ev := range closed {
 		if at, ok := written[ev.Device]; ok {
-			out = append(out, ms(ev.Time.Sub(at)))
+			legs = append(legs, ms(ev.Time.Sub(at)))
 		}
 	}
-	return out, nil
+	return legs, writes, nil
 }

@@ -62,6 +62,11 @@ type Run struct {
 	// DeployDecisions is the deploy counted at its gateways' admission
 	// decisions, every process's, where the simulator counts it.
 	DeployDecisions *Series `json:"deploy_decisions,omitempty"`
+	// DeployGoawayLegsMs are, per drained session of the deploy, the time
+	// from its gateway writing the goaway (its goaway_sent line) to the
+	// client's session's end, ms: network.goaway at the deploy's own
+	// connections per gateway, over every drain.
+	DeployGoawayLegsMs []float64 `json:"deploy_goaway_legs_ms,omitempty"`
 
 	// Outcome is how the crash storm ended at the scenario's horizon; nil
 	// when the scenario has none (the storm was watched until everyone was
@@ -198,6 +203,10 @@ type Drain struct {
 	// gateway writing its goaway (its goaway_sent line, when the hint was
 	// computed) to the client's session's end, ms: network.goaway.
 	GoawayLegsMs []float64 `json:"goaway_legs_ms,omitempty"`
+	// WritesMs are when the drained gateway wrote its goaways (its
+	// goaway_sent lines), ms from the SIGTERM: how fast it got them out,
+	// apart from their way to the clients.
+	WritesMs []float64 `json:"writes_ms,omitempty"`
 	// Decisions is the drain counted where the simulator counts it, at
 	// the fresh gateway's admission decisions; the comparison uses it.
 	Decisions *Series `json:"decisions,omitempty"`
