@@ -528,7 +528,7 @@ func unlimited(a models.AdmissionSpec) models.AdmissionSpec {
 // goaway's way to the client (network.goaway); an end whose device has no
 // such line is left out. writes are the goaway_sent lines themselves, ms
 // from origin (the SIGTERM), in the log's order: how fast the gateway got
-// its goaways out (capacity.goaway_per_s).
+// its goaways out, apart from their way to the clients.
 func goawayLegs(lines []logLine, closed []client.Event, origin time.Time) (legs, writes []float64, err error) {
 	written := map[string]time.Time{}
 	for _, l := range lines {
