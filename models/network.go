@@ -47,6 +47,20 @@ type NetworkSpec struct {
 	// lab this is mostly the one client process reading a thousand closes
 	// (0-100 ms at 1,000 clients on this project's machine).
 	GoawayLeg *Distribution `yaml:"goaway"`
+	// DrainFirstOut, when set, is a drained client's first attempt's way
+	// to its decision while the drain is still ending sessions: sent
+	// before the drained gateway's last session ends, it takes this
+	// instead of first_out, one draw for the whole drain; sent after, it
+	// takes out (or rtt/2), as a retry does. A drain loads what the fresh
+	// gateway shares: in the lab one machine, on which a gateway closing
+	// a thousand sessions, their clients reading the closes and
+	// PostgreSQL releasing the routes delay the fresh gateway's first
+	// handshakes by tens to hundreds of milliseconds, and by under one
+	// once the last session has ended (p50, 1,000 clients, this project's
+	// machine). A way that shortens when the drain is done packs the
+	// attempts sent just before its end onto those sent just after: with
+	// a reserved hint, more than the bucket holds.
+	DrainFirstOut *Distribution `yaml:"drain_first_out"`
 	// SharedEvery, when set, makes the network's delays common: every
 	// attempt sent in the same interval of this length draws the same out
 	// leg (and rtt), every answer leaving in the same interval the same
@@ -71,7 +85,7 @@ func (n *NetworkSpec) Validate() error {
 	for _, o := range []struct {
 		key string
 		d   *Distribution
-	}{{"reject_time", n.RejectTime}, {"out", n.OutLeg}, {"first_out", n.FirstOutLeg}, {"back", n.BackLeg}, {"first_back", n.FirstBackLeg}, {"goaway", n.GoawayLeg}} {
+	}{{"reject_time", n.RejectTime}, {"out", n.OutLeg}, {"first_out", n.FirstOutLeg}, {"back", n.BackLeg}, {"first_back", n.FirstBackLeg}, {"goaway", n.GoawayLeg}, {"drain_first_out", n.DrainFirstOut}} {
 		if o.d == nil {
 			continue
 		}
@@ -85,7 +99,7 @@ func (n *NetworkSpec) Validate() error {
 // IsZero reports whether no attempt is ever delayed.
 func (n *NetworkSpec) IsZero() bool {
 	return n.RTT.IsZero() && n.ServerTime.IsZero() && n.RejectTime.IsZero() &&
-		n.OutLeg.IsZero() && n.FirstOutLeg.IsZero() && n.BackLeg.IsZero() && n.FirstBackLeg.IsZero()
+		n.OutLeg.IsZero() && n.FirstOutLeg.IsZero() && n.BackLeg.IsZero() && n.FirstBackLeg.IsZero() && n.DrainFirstOut.IsZero()
 }
 
 // HasWork reports whether an attempt's answer waits for server or reject
@@ -114,9 +128,11 @@ func (n *NetworkSpec) Back(seed, c, attempt uint64, admitted bool, at time.Durat
 }
 
 // Independent reports whether every attempt draws its own delays (no
-// SharedEvery): then an attempt's delays depend on nothing but the
-// attempt, and Trip may draw them again whenever they are needed.
-func (n *NetworkSpec) Independent() bool { return n.SharedEvery <= 0 }
+// SharedEvery, no DrainFirstOut, by which a drained client's first way
+// depends on when it was sent): then an attempt's delays depend on
+// nothing but the attempt, and Trip may draw them again whenever they
+// are needed.
+func (n *NetworkSpec) Independent() bool { return n.SharedEvery <= 0 && n.DrainFirstOut == nil }
 
 // RTTOnly reports whether every leg of every attempt is a half of its rtt
 // (no measured legs) and drawn for the attempt alone: then one rtt draw
@@ -196,6 +212,29 @@ func (d *NetworkDraws) Out(c, attempt uint64, sent time.Duration) time.Duration 
 	return d.rtt(kc, ka) / 2
 }
 
+// DrainOut is Out for client c's first attempt after a goaway of the
+// drain numbered drain (from 0 in its storm), sent at sent:
+// drain_first_out when the drain was still ending sessions then (busy),
+// otherwise the later attempts' out leg (or rtt/2). The busy way is drawn
+// once per drain: a machine's delay at a moment is everyone's, so every
+// first attempt a drain's clients send while it is busy waits alike, and
+// a replication's drain waits as one of the measured drains did. Without
+// drain_first_out it is Out.
+func (d *NetworkDraws) DrainOut(c, drain uint64, sent time.Duration, busy bool) time.Duration {
+	n := d.spec
+	if n.DrainFirstOut == nil {
+		return d.Out(c, 1, sent)
+	}
+	if busy {
+		return n.DrainFirstOut.Sample(rng.DrawKeyed(d.out, drain, drainAttempt))
+	}
+	kc, ka := n.drawKey(c, 1, sent)
+	if n.OutLeg != nil {
+		return n.OutLeg.Sample(rng.DrawKeyed(d.out, kc, ka))
+	}
+	return d.rtt(kc, ka) / 2
+}
+
 // Back is the time from client c's attempt number attempt being decided at
 // at to its answer reaching the client: the back leg (or the rtt's longer
 // half) and the server time, reject_time instead for one not admitted when
@@ -209,6 +248,11 @@ func (d *NetworkDraws) Back(c, attempt uint64, admitted bool, at time.Duration) 
 // sharedAttempt stands for the attempt in the key of a shared draw (see
 // SharedEvery): no real attempt number is this large.
 const sharedAttempt = 1 << 40
+
+// drainAttempt stands for the attempt in the key of a drain's busy way
+// (DrainOut), keyed by the drain's number: apart from every client's and
+// every shared draw.
+const drainAttempt = 1<<40 + 1
 
 // drawKey is what an attempt's network draws are keyed by: client c and
 // attempt, or with SharedEvery the interval holding time t, so that every
@@ -262,7 +306,11 @@ func (n *NetworkSpec) MaxRoundTrip() time.Duration {
 	if n.RejectTime != nil {
 		server = max(server, n.RejectTime.Upper())
 	}
-	return legUpper(n.FirstOutLeg, n.OutLeg, rtt/2) + legUpper(n.FirstBackLeg, n.BackLeg, rtt-rtt/2) + server
+	out := legUpper(n.FirstOutLeg, n.OutLeg, rtt/2)
+	if n.DrainFirstOut != nil {
+		out = max(out, n.DrainFirstOut.Upper(), legUpper(nil, n.OutLeg, rtt/2))
+	}
+	return out + legUpper(n.FirstBackLeg, n.BackLeg, rtt-rtt/2) + server
 }
 
 // legUpper bounds a leg over first and later attempts; half is the bound

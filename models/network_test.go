@@ -203,3 +203,45 @@ func TestNetworkSharedEvery(t *testing.T) {
 		t.Errorf("negative shared_every: %v", err)
 	}
 }
+
+// TestDrainOut: a drained client's first attempt takes drain_first_out
+// while its drain is busy, one draw for the drain (every client of drain
+// 0 alike, drain 1 its own), and the retries' out leg once the drain is
+// done (the rtt's half without one); without drain_first_out it is Out.
+func TestDrainOut(t *testing.T) {
+	ms := time.Millisecond
+	busyWay := &Distribution{Dist: DistUniform, Min: 10 * ms, Max: 500 * ms}
+	n := &NetworkSpec{RTT: Distribution{Dist: DistFixed, Value: 8 * ms}, OutLeg: &Distribution{Dist: DistFixed, Value: 3 * ms},
+		FirstOutLeg: &Distribution{Dist: DistFixed, Value: 7 * ms}, DrainFirstOut: busyWay}
+	if err := n.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := n.Draws(1)
+	w0 := d.DrainOut(1, 0, 0, true)
+	if w0 < 10*ms || w0 > 500*ms || d.DrainOut(2, 0, 40*ms, true) != w0 {
+		t.Errorf("drain 0: clients 1 and 2 wait %v and %v, want one draw in [10ms, 500ms]", w0, d.DrainOut(2, 0, 40*ms, true))
+	}
+	if w1 := d.DrainOut(1, 1, 0, true); w1 == w0 {
+		t.Errorf("drains 0 and 1 both wait %v, want a draw each", w0)
+	}
+	if got := d.DrainOut(1, 0, 0, false); got != 3*ms {
+		t.Errorf("after the drain: %v, want the out leg, 3ms", got)
+	}
+	n.OutLeg = nil
+	if d := n.Draws(1); d.DrainOut(1, 0, 0, false) != 4*ms {
+		got := d.DrainOut(1, 0, 0, false)
+		t.Errorf("after the drain, no out leg: %v, want rtt/2, 4ms", got)
+	}
+	n.DrainFirstOut = nil
+	if d := n.Draws(1); d.DrainOut(1, 0, 0, true) != 7*ms {
+		got := d.DrainOut(1, 0, 0, true)
+		t.Errorf("without drain_first_out: %v, want first_out, 7ms", got)
+	}
+	if (&NetworkSpec{DrainFirstOut: busyWay}).Independent() {
+		t.Error("with drain_first_out a first attempt's way depends on its send: not independent")
+	}
+	bad := &NetworkSpec{DrainFirstOut: &Distribution{Dist: DistFixed, Value: -ms}}
+	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "drain_first_out.") {
+		t.Errorf("a negative drain_first_out: %v, want an error naming drain_first_out", err)
+	}
+}

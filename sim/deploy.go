@@ -179,7 +179,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			if st.sent != nil {
 				st.sent[c] = send
 			}
-			if arrive, pay := st.arrival(c, 1, send, 0); st.within(arrive) {
+			if arrive, pay := st.drainArrival(c, uint64(len(d.drains)), send, t+sent[n-1]); st.within(arrive) {
 				push(arrive, c, 0, pay)
 			}
 		}

@@ -88,3 +88,39 @@ func TestDeployOfflineTime(t *testing.T) {
 		t.Errorf("offline %v client-seconds, want 2.8", d.ClientSecondsOffline)
 	}
 }
+
+// TestDeployDrainFirstOut: 4 clients on 2 gateways (0 and 2 on gateway 0,
+// 1 and 3 on gateway 1), admission unlimited, no other delay, each
+// drain ending a session every 1 ms (goaway_per_s 1,000), and
+// network.drain_first_out 5 ms. Gateway 0 drains at 0: clients 0 and 2
+// end at 0 and 1 ms and send then; client 0's is before the drain's
+// last end and arrives at 5 ms, client 2's at 1 ms. Gateway 1 drains at
+// T (its drain's start), holding all 4, which end at T + 0, 1, 2 and 3 ms:
+// client 1 (T + 1 ms) is first seen there, at T + 6 ms, client 3 (the
+// last end) at T + 3 ms. Without drain_first_out each arrives at its end.
+func TestDeployDrainFirstOut(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name string
+		way  *models.Distribution
+		want func(T time.Duration) []time.Duration
+	}{
+		{"no drain_first_out", nil, func(T time.Duration) []time.Duration { return []time.Duration{0, T + ms, ms, T + 3*ms} }},
+		{"drain_first_out 5 ms", &models.Distribution{Dist: models.DistFixed, Value: 5 * ms},
+			func(T time.Duration) []time.Duration { return []time.Duration{5 * ms, T + 6*ms, ms, T + 3*ms} }},
+	} {
+		s := deployScenario(4, 2, DeploySpec{Startup: time.Second})
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 1e6, GoawayPerS: 1000}
+		if c.way != nil {
+			s.Network = &models.NetworkSpec{DrainFirstOut: c.way}
+		}
+		got, res := firstAttempts(t, resolved(t, s))
+		if len(res.Deploy.Drains) != 2 {
+			t.Fatalf("%s: %d drains, want 2", c.name, len(res.Deploy.Drains))
+		}
+		T := time.Duration(res.Deploy.Drains[1].StartMs * float64(ms))
+		if want := c.want(T); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: first attempts %v, want %v (second drain at %v)", c.name, got, want, T)
+		}
+	}
+}

@@ -269,3 +269,41 @@ func TestReservedHintFromTheGoawaysWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainFirstOutPacksTheDrainsEnd: 4 clients drained all at once at
+// t = 1 s by a gateway that ends a session every 1 ms (goaway_per_s
+// 1,000: ends at 0, 1, 2 and 3 ms) to a bucket of 1,000/s with a burst
+// of 1, with reserved hints: slots 0, 1, 2 and 3 ms, so every client sends
+// at its end, 1000, 1001, 1002 and 1003 ms, and finds its token. With
+// network.drain_first_out 2 ms and no other delay, the attempts sent
+// before the last end (1003 ms) take 2 ms and the last one none:
+// arrivals 1002, 1003, 1004 and 1003 ms. At 1002 ms client 0 takes the
+// one token the full bucket holds; at 1003 ms one token has come back and
+// two clients ask for it: one is refused, 1 rejection and 5 attempts.
+func TestDrainFirstOutPacksTheDrainsEnd(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name     string
+		way      *models.Distribution
+		want     []time.Duration
+		rejected int64
+	}{
+		{"no drain_first_out", nil, []time.Duration{1000 * ms, 1001 * ms, 1002 * ms, 1003 * ms}, 0},
+		{"drain_first_out 2 ms", &models.Distribution{Dist: models.DistFixed, Value: 2 * ms}, []time.Duration{1002 * ms, 1003 * ms, 1004 * ms, 1003 * ms}, 1},
+	} {
+		s := drainScenario(4, models.DrainPaceSpec{Kind: models.PaceAll}, 10*time.Second)
+		s.Admission = models.AdmissionSpec{Kind: models.AdmissionTokenBucket, Rate: 1000, Burst: 1, RetryAfter: time.Second}
+		s.Drain.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintReserved}
+		s.Capacity = &models.CapacitySpec{AdmitPerS: 1e6, GoawayPerS: 1000}
+		if c.way != nil {
+			s.Network = &models.NetworkSpec{DrainFirstOut: c.way}
+		}
+		got, res := firstAttempts(t, resolved(t, s))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: first attempts %v, want %v", c.name, got, c.want)
+		}
+		if res.Rejected != c.rejected || res.Attempts != 4+c.rejected {
+			t.Errorf("%s: %d attempts, %d rejected; want %d and %d", c.name, res.Attempts, res.Rejected, 4+c.rejected, c.rejected)
+		}
+	}
+}

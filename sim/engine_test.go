@@ -166,6 +166,10 @@ func addModels(r *rand.Rand, s *Scenario, d func(lo, hi time.Duration) time.Dura
 	if r.IntN(4) == 0 {
 		addDeploy(r, s, d)
 	}
+	if s.Network != nil && r.IntN(3) == 0 { // a drain's first attempts slower while it ends sessions
+		way := dist()
+		s.Network.DrainFirstOut = &way
+	}
 }
 
 // randomDrain draws a drain section: any pace, any hint.

@@ -106,6 +106,9 @@ func (s *Scenario) InertKeys() []Inert {
 	if s.DrainPolicy != nil && !drains {
 		add("drain_policy", "applies to a drain only (failure.kind: drain, then_drain, or a deploy): clients reconnect with the policy under test")
 	}
+	if s.Network != nil && s.Network.DrainFirstOut != nil && !drains {
+		add("network.drain_first_out", "applies to a drain only (failure.kind: drain, then_drain, or a deploy): no client is drained")
+	}
 	if draining && s.Detection != nil {
 		add("detection", "a drained client learns of the drain from its goaway, not by detecting a failure")
 	}

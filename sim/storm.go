@@ -45,6 +45,7 @@ type storm struct {
 	draining   bool                     // the failure is a planned drain
 	goaways    *goaways                 // the drain section's schedule; nil: the seed's drain
 	goawayAt   []time.Duration          // with goaways, when each client's goaway leaves
+	drainEnd   time.Duration            // with network.drain_first_out, when the drain's last session ends
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
@@ -115,6 +116,9 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		st.work = s.Network.HasWork()
 	}
 	st.timeout = st.b.Spec.Timeout
+	if st.draining && st.net != nil && st.net.DrainFirstOut != nil {
+		st.drainEnd = st.lastSessionEnd()
+	}
 	if st.timeout > 0 && st.net != nil && !st.net.Independent() {
 		// Shared delays depend on when an attempt was sent, so that time
 		// is kept rather than drawn again.
@@ -207,7 +211,35 @@ func (st *storm) firstSend(c uint32) time.Duration {
 // the attempt alone, that rtt, so that it is drawn once for the attempt,
 // not again on arrival.
 func (st *storm) firstArrival(c uint32) (time.Duration, uint32) {
-	return st.arrival(c, 1, st.firstSend(c), 0)
+	send := st.firstSend(c)
+	if st.draining {
+		return st.drainArrival(c, 0, send, st.drainEnd)
+	}
+	return st.arrival(c, 1, send, 0)
+}
+
+// lastSessionEnd is when a drain's last session ends: its last goaway's
+// time, or with goaways spread over the grace the latest client's draw.
+func (st *storm) lastSessionEnd() time.Duration {
+	if st.goaways != nil {
+		return st.s.Disconnect.At + st.goawayAt[st.s.Clients-1]
+	}
+	last := time.Duration(0)
+	for c := range st.s.Clients {
+		last = max(last, st.s.Failure.GoawayAt(st.seed, uint64(c)))
+	}
+	return st.s.Disconnect.At + last
+}
+
+// drainArrival is arrival for client c's first attempt after a goaway,
+// sent at send, in the drain numbered drain whose last session ends at
+// lastEnd: with
+// network.drain_first_out its way depends on whether the drain was done.
+func (st *storm) drainArrival(c uint32, drain uint64, send, lastEnd time.Duration) (time.Duration, uint32) {
+	if st.net == nil || st.net.DrainFirstOut == nil {
+		return st.arrival(c, 1, send, 0)
+	}
+	return send + st.draws.DrainOut(uint64(c), drain, send, send < lastEnd), 0
 }
 
 // aheadRTT is the rtt of the attempt after client c's attempt number

@@ -419,3 +419,32 @@ func TestOnsetIsTheFirstAttemptsWay(t *testing.T) {
 		t.Errorf("an earlier calibration's onset in detection.delay: Onset() = %v, want 42ms", got)
 	}
 }
+
+// TestFitBusyWays: network.drain_first_out is one value per drained run,
+// the median of its busy ways: 20 ms (10, 20, 30), 100 ms (5, 100, 200,
+// a paced drain counting too), and a run with 2 ways (fewer than
+// minSamples) left out. Two runs give an empirical distribution between
+// their values, one a fixed value, none nothing.
+func TestFitBusyWays(t *testing.T) {
+	ms := time.Millisecond
+	runs := []*measured.Run{
+		{Run: 1, Drain: &measured.Drain{BusyWaysMs: []float64{30, 10, 20}}},
+		{Run: 2, Drain: &measured.Drain{Pace: "spread:over=5s", BusyWaysMs: []float64{200, 5, 100}}},
+		{Run: 3, Drain: &measured.Drain{BusyWaysMs: []float64{1, 2}}},
+		{Run: 4},
+	}
+	g := fitGoaways(runs)
+	if !reflect.DeepEqual(g.BusyWaysMs, []float64{20, 100}) {
+		t.Fatalf("busy ways %v, want [20 100]", g.BusyWaysMs)
+	}
+	want := &models.Distribution{Dist: models.DistEmpirical, Points: []time.Duration{20 * ms, 100 * ms}}
+	if got := g.DrainFirstOut(); !reflect.DeepEqual(got, want) {
+		t.Errorf("drain_first_out %+v, want %+v", got, want)
+	}
+	if got := fitGoaways(runs[1:2]).DrainFirstOut(); !reflect.DeepEqual(got, &models.Distribution{Dist: models.DistFixed, Value: 100 * ms}) {
+		t.Errorf("one run: %+v, want fixed 100ms", got)
+	}
+	if got := fitGoaways(runs[2:]).DrainFirstOut(); got != nil {
+		t.Errorf("no run with busy ways: %+v, want nil", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"stormsim/calibrate/measured"
 	"stormsim/internal/quantile"
+	"stormsim/models"
 )
 
 // Goaways is how fast the drained gateway's clients were let go, per run
@@ -17,6 +18,26 @@ type Goaways struct {
 	Runs []GoawayRun `json:"runs"`
 	// PerS is capacity.goaway_per_s; 0 when no run drained all at once.
 	PerS float64 `json:"per_s"`
+	// BusyWaysMs are, per run that drained (any pace), the median of its
+	// drained clients' first attempts' ways while the drain still ended
+	// sessions (measured.Drain.BusyWaysMs), ms: network.drain_first_out
+	// takes one of them per drain. Empty when no run measured them.
+	BusyWaysMs []float64 `json:"busy_ways_ms,omitempty"`
+}
+
+// DrainFirstOut is network.drain_first_out: the runs' busy ways, one per
+// drain (a model's drain waits as one of the measured drains did), fixed
+// when there is one or they agree; nil when no run measured them.
+func (g Goaways) DrainFirstOut() *models.Distribution {
+	ways := slices.Sorted(slices.Values(g.BusyWaysMs))
+	switch {
+	case len(ways) == 0:
+		return nil
+	case len(ways) == 1:
+		return &models.Distribution{Dist: models.DistFixed, Value: durationMs(ways[0])}
+	}
+	d, _ := pointsDistribution(ways)
+	return &d
 }
 
 // GoawayRun is one run's drain: its clients' sessions' ends (the goaways
@@ -61,6 +82,11 @@ func fitGoaways(runs []*measured.Run) Goaways {
 	}
 	if len(rates) > 0 {
 		g.PerS = quantile.Median(rates)
+	}
+	for _, r := range runs {
+		if r.Drain != nil && len(r.Drain.BusyWaysMs) >= minSamples {
+			g.BusyWaysMs = append(g.BusyWaysMs, roundTo(quantile.Median(r.Drain.BusyWaysMs), 0.001))
+		}
 	}
 	return g
 }

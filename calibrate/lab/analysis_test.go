@@ -231,3 +231,30 @@ func TestDeployGoawayLegs(t *testing.T) {
 		t.Errorf("legs %v (%v), want [30 50 30]", got, err)
 	}
 }
+
+// TestBusyWaysOfTheDrain: drained sessions end at 40 ms (x), 50 ms (y)
+// and 90 ms (z, the last end), the drain's origin at 4 ms. x sends its
+// next attempt (its counter 7) at 44 ms, decided at 100 ms from the
+// origin: a way of 100 - 40 = 60 ms. y sends at 60 ms but was not admitted
+// (no claim): left out. z sends at 95 ms, after the last end: not busy.
+// An attempt of x before its end (counter 6) is not its first after it,
+// and w was never drained.
+func TestBusyWaysOfTheDrain(t *testing.T) {
+	end := func(ms float64, c int, device string) client.Event {
+		return client.Event{Kind: client.EventClosed, Time: at(ms), Client: c, Device: device}
+	}
+	attempt := func(ms float64, c int, device string, counter int64) client.Event {
+		return client.Event{Kind: client.EventAttempt, Time: at(ms + 5), Sent: at(ms), Client: c, Device: device, DeviceAttempt: counter}
+	}
+	closed := []client.Event{end(40, 0, "x"), end(50, 1, "y"), end(90, 2, "z")}
+	events := []client.Event{attempt(10, 0, "x", 6), closed[0], attempt(44, 0, "x", 7), attempt(30, 3, "w", 1), closed[1],
+		attempt(60, 1, "y", 2), closed[2], attempt(95, 2, "z", 4), attempt(120, 0, "x", 8)}
+	claims := []measured.Claim{{Device: "x", Attempt: 6, DecidedMs: 9}, {Device: "x", Attempt: 7, DecidedMs: 100},
+		{Device: "z", Attempt: 4, DecidedMs: 95}, {Device: "w", Attempt: 1, DecidedMs: 30}}
+	if got := busyWays(closed, events, claims, at(4)); !reflect.DeepEqual(got, []float64{60}) {
+		t.Errorf("busy ways %v, want [60]", got)
+	}
+	if got := busyWays(nil, events, claims, at(4)); got != nil {
+		t.Errorf("no drained session: %v, want none", got)
+	}
+}

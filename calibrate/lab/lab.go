@@ -424,6 +424,7 @@ func (r *labRun) drain(ctx context.Context) error {
 	}
 	series := dec.series(p.Window, 0)
 	d.Decisions = &series
+	d.BusyWaysMs = busyWays(closed, r.storm.Events(), dec.claims, origin)
 	if d.ExitCode, err = r.gwB.wait(ctx, gatewayExitWait+p.DrainGrace); err != nil {
 		return err
 	}
@@ -548,4 +549,44 @@ func goawayLegs(lines []logLine, closed []client.Event, origin time.Time) (legs,
 		}
 	}
 	return legs, writes, nil
+}
+
+// busyWays is, for each drained session's end in closed whose client's
+// next attempt was sent before the last of those ends (the drain still
+// ending sessions), the time from that attempt's send to the fresh
+// gateway's decision on it, ms: network.drain_first_out. claims are the
+// fresh gateway's decisions (decisionsOf, ms from origin); an attempt it
+// did not admit has no decision on the clock of its sends, and is left
+// out.
+func busyWays(closed, events []client.Event, claims []measured.Claim, origin time.Time) []float64 {
+	if len(closed) == 0 {
+		return nil
+	}
+	decided := make(map[attemptKey]float64, len(claims))
+	for _, c := range claims {
+		decided[attemptKey{c.Device, c.Attempt}] = c.DecidedMs
+	}
+	ended := map[int]time.Time{} // a drained client's session end, until its next attempt
+	last := closed[0].Time
+	for _, ev := range closed {
+		ended[ev.Client] = ev.Time
+		if ev.Time.After(last) {
+			last = ev.Time
+		}
+	}
+	var ways []float64
+	for _, ev := range events {
+		end, ok := ended[ev.Client]
+		if ev.Kind != client.EventAttempt || !ok || ev.Sent.Before(end) {
+			continue
+		}
+		delete(ended, ev.Client)
+		if !ev.Sent.Before(last) {
+			continue
+		}
+		if at, ok := decided[attemptKey{ev.Device, ev.DeviceAttempt}]; ok {
+			ways = append(ways, at-ms(ev.Sent.Sub(origin)))
+		}
+	}
+	return ways
 }

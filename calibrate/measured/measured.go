@@ -207,6 +207,13 @@ type Drain struct {
 	// goaway_sent lines), ms from the SIGTERM: how fast it got them out,
 	// apart from their way to the clients.
 	WritesMs []float64 `json:"writes_ms,omitempty"`
+	// BusyWaysMs are, per drained client whose first attempt after its
+	// goaway was sent before the last drained session ended, the time
+	// from that send to the fresh gateway's admission decision, ms: the
+	// way of a first attempt while the drain still loads the machine
+	// (network.drain_first_out). Attempts the gateway refused are left
+	// out: their decision is not on the clock of the sends.
+	BusyWaysMs []float64 `json:"busy_ways_ms,omitempty"`
 	// Decisions is the drain counted where the simulator counts it, at
 	// the fresh gateway's admission decisions; the comparison uses it.
 	Decisions *Series `json:"decisions,omitempty"`
