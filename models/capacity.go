@@ -72,6 +72,25 @@ func (c *CapacitySpec) GoawaysSent(asked []time.Duration) {
 	}
 }
 
+// DrainLoad is how hard a drain whose n sessions end over span works
+// the gateway against its full goaway rate, in (0, 1]: its ends per
+// second over goaway_per_s, (n-1) x (1/goaway_per_s, in whole
+// nanoseconds as GoawaysSent steps) / span, at most 1. A drain that tells
+// everyone at once ends its sessions at that rate (1); one paced over 5 s
+// at a fraction of it. 1 when GoawayPerS is 0 (c may be nil), span is 0
+// or n < 2. network.drain_first_out, measured at the full rate, is
+// scaled by it.
+func (c *CapacitySpec) DrainLoad(n int, span time.Duration) float64 {
+	if c == nil || n < 2 || span <= 0 {
+		return 1
+	}
+	step := serviceTime(c.GoawayPerS)
+	if step == 0 {
+		return 1
+	}
+	return min(1, float64(n-1)*float64(step)/float64(span))
+}
+
 // Abandoned is what a gateway does with a handshake whose client has gone
 // by the time its turn comes (CapacitySpec.Abandoned).
 type Abandoned string

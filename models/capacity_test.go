@@ -50,3 +50,25 @@ func TestCapacityDecidePerSValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainLoad: a gateway getting a goaway out every 1 ms (goaway_per_s
+// 1,000) ending 5 sessions over 4 ms works at its full rate, 1; over
+// 16 ms at a quarter; over 2 ms (faster than its rate cannot be) at 1.
+// Without a rate, a span or a second session there is nothing to scale.
+func TestDrainLoad(t *testing.T) {
+	ms := time.Millisecond
+	c := &CapacitySpec{GoawayPerS: 1000}
+	for _, x := range []struct {
+		c    *CapacitySpec
+		n    int
+		span time.Duration
+		want float64
+	}{
+		{c, 5, 4 * ms, 1}, {c, 5, 16 * ms, 0.25}, {c, 5, 2 * ms, 1},
+		{nil, 5, 16 * ms, 1}, {&CapacitySpec{}, 5, 16 * ms, 1}, {c, 5, 0, 1}, {c, 1, 16 * ms, 1},
+	} {
+		if got := x.c.DrainLoad(x.n, x.span); got != x.want {
+			t.Errorf("%+v, %d sessions over %v: load %v, want %v", x.c, x.n, x.span, got, x.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"time"
 
 	"stormsim/internal/param"
@@ -50,8 +51,10 @@ type NetworkSpec struct {
 	// DrainFirstOut, when set, is a drained client's first attempt's way
 	// to its decision while the drain is still ending sessions: sent
 	// before the drained gateway's last session ends, it takes this
-	// instead of first_out, one draw for the whole drain; sent after, it
-	// takes out (or rtt/2), as a retry does. A drain loads what the fresh
+	// instead of first_out, one draw for the whole drain, scaled by how
+	// fast the drain ends its sessions against the gateway's full rate
+	// (capacity.goaway_per_s: a paced drain loads the machine less); sent
+	// after, it takes out (or rtt/2), as a retry does. A drain loads what the fresh
 	// gateway shares: in the lab one machine, on which a gateway closing
 	// a thousand sessions, their clients reading the closes and
 	// PostgreSQL releasing the routes delay the fresh gateway's first
@@ -214,19 +217,24 @@ func (d *NetworkDraws) Out(c, attempt uint64, sent time.Duration) time.Duration 
 
 // DrainOut is Out for client c's first attempt after a goaway of the
 // drain numbered drain (from 0 in its storm), sent at sent:
-// drain_first_out when the drain was still ending sessions then (busy),
-// otherwise the later attempts' out leg (or rtt/2). The busy way is drawn
-// once per drain: a machine's delay at a moment is everyone's, so every
-// first attempt a drain's clients send while it is busy waits alike, and
-// a replication's drain waits as one of the measured drains did. Without
-// drain_first_out it is Out.
-func (d *NetworkDraws) DrainOut(c, drain uint64, sent time.Duration, busy bool) time.Duration {
+// drain_first_out times load (CapacitySpec.DrainLoad, the drain's rate of
+// ending sessions against the gateway's full rate) when the drain was
+// still ending sessions then (busy), otherwise the later attempts' out
+// leg (or rtt/2). The busy way is drawn once per drain: a machine's delay
+// at a moment is everyone's, so every first attempt a drain's clients
+// send while it is busy waits alike, and a replication's drain waits as
+// one of the measured drains did. Without drain_first_out it is Out.
+func (d *NetworkDraws) DrainOut(c, drain uint64, sent time.Duration, busy bool, load float64) time.Duration {
 	n := d.spec
 	if n.DrainFirstOut == nil {
 		return d.Out(c, 1, sent)
 	}
 	if busy {
-		return n.DrainFirstOut.Sample(rng.DrawKeyed(d.out, drain, drainAttempt))
+		way := n.DrainFirstOut.Sample(rng.DrawKeyed(d.out, drain, drainAttempt))
+		if load < 1 {
+			way = time.Duration(math.Round(float64(way) * load))
+		}
+		return way
 	}
 	kc, ka := n.drawKey(c, 1, sent)
 	if n.OutLeg != nil {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -217,24 +218,27 @@ func TestDrainOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := n.Draws(1)
-	w0 := d.DrainOut(1, 0, 0, true)
-	if w0 < 10*ms || w0 > 500*ms || d.DrainOut(2, 0, 40*ms, true) != w0 {
-		t.Errorf("drain 0: clients 1 and 2 wait %v and %v, want one draw in [10ms, 500ms]", w0, d.DrainOut(2, 0, 40*ms, true))
+	w0 := d.DrainOut(1, 0, 0, true, 1)
+	if w0 < 10*ms || w0 > 500*ms || d.DrainOut(2, 0, 40*ms, true, 1) != w0 {
+		t.Errorf("drain 0: clients 1 and 2 wait %v and %v, want one draw in [10ms, 500ms]", w0, d.DrainOut(2, 0, 40*ms, true, 1))
 	}
-	if w1 := d.DrainOut(1, 1, 0, true); w1 == w0 {
+	if w1 := d.DrainOut(1, 1, 0, true, 1); w1 == w0 {
 		t.Errorf("drains 0 and 1 both wait %v, want a draw each", w0)
 	}
-	if got := d.DrainOut(1, 0, 0, false); got != 3*ms {
+	if got := d.DrainOut(1, 0, 0, true, 0.25); got != time.Duration(math.Round(float64(w0)*0.25)) {
+		t.Errorf("drain 0 at a quarter of the full rate: %v, want a quarter of %v", got, w0)
+	}
+	if got := d.DrainOut(1, 0, 0, false, 1); got != 3*ms {
 		t.Errorf("after the drain: %v, want the out leg, 3ms", got)
 	}
 	n.OutLeg = nil
-	if d := n.Draws(1); d.DrainOut(1, 0, 0, false) != 4*ms {
-		got := d.DrainOut(1, 0, 0, false)
+	if d := n.Draws(1); d.DrainOut(1, 0, 0, false, 1) != 4*ms {
+		got := d.DrainOut(1, 0, 0, false, 1)
 		t.Errorf("after the drain, no out leg: %v, want rtt/2, 4ms", got)
 	}
 	n.DrainFirstOut = nil
-	if d := n.Draws(1); d.DrainOut(1, 0, 0, true) != 7*ms {
-		got := d.DrainOut(1, 0, 0, true)
+	if d := n.Draws(1); d.DrainOut(1, 0, 0, true, 1) != 7*ms {
+		got := d.DrainOut(1, 0, 0, true, 1)
 		t.Errorf("without drain_first_out: %v, want first_out, 7ms", got)
 	}
 	if (&NetworkSpec{DrainFirstOut: busyWay}).Independent() {

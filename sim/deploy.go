@@ -161,6 +161,10 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 		n := len(clients)
 		last := time.Duration(0)
 		sent := d.goaways.sent(n)
+		load := 1.0
+		if n > 0 {
+			load = st.s.Capacity.DrainLoad(n, sent[n-1]-sent[0])
+		}
 		for i, c := range clients {
 			at := sent[i]
 			last = at
@@ -179,7 +183,7 @@ func (st *storm) drainBatch(t time.Duration, push func(t time.Duration, c, attem
 			if st.sent != nil {
 				st.sent[c] = send
 			}
-			if arrive, pay := st.drainArrival(c, uint64(len(d.drains)), send, t+sent[n-1]); st.within(arrive) {
+			if arrive, pay := st.drainArrival(c, uint64(len(d.drains)), send, t+sent[n-1], load); st.within(arrive) {
 				push(arrive, c, 0, pay)
 			}
 		}

@@ -307,3 +307,25 @@ func TestDrainFirstOutPacksTheDrainsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainFirstOutScaledByTheDrainsLoad: the drain above paced 2 ms
+// apart (spread, max_gap 2 ms): its sessions end at 0, 2, 4 and 6 ms,
+// 3 gaps over 6 ms against the gateway's 1 ms, half its full rate, so
+// the busy way is half of 2 ms. Every client's slot (0-3 ms) is before
+// its end, so its hint is 0 and it sends at its end: arrivals 1001,
+// 1003 and 1005 ms, and 1006 ms for the last, none refused.
+func TestDrainFirstOutScaledByTheDrainsLoad(t *testing.T) {
+	ms := time.Millisecond
+	s := drainScenario(4, models.DrainPaceSpec{Kind: models.PaceSpread, MaxGap: 2 * ms}, 10*time.Second)
+	s.Admission = models.AdmissionSpec{Kind: models.AdmissionTokenBucket, Rate: 1000, Burst: 1, RetryAfter: time.Second}
+	s.Drain.ReconnectHint = models.ReconnectHintSpec{Kind: models.HintReserved}
+	s.Capacity = &models.CapacitySpec{AdmitPerS: 1e6, GoawayPerS: 1000}
+	s.Network = &models.NetworkSpec{DrainFirstOut: &models.Distribution{Dist: models.DistFixed, Value: 2 * ms}}
+	got, res := firstAttempts(t, resolved(t, s))
+	if want := []time.Duration{1001 * ms, 1003 * ms, 1005 * ms, 1006 * ms}; !slices.Equal(got, want) {
+		t.Errorf("first attempts %v, want %v", got, want)
+	}
+	if res.Rejected != 0 {
+		t.Errorf("%d rejected, want 0", res.Rejected)
+	}
+}

@@ -46,6 +46,7 @@ type storm struct {
 	goaways    *goaways                 // the drain section's schedule; nil: the seed's drain
 	goawayAt   []time.Duration          // with goaways, when each client's goaway leaves
 	drainEnd   time.Duration            // with network.drain_first_out, when the drain's last session ends
+	drainLoad  float64                  // and how hard it works the gateway (CapacitySpec.DrainLoad)
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
 	rec        recorder
@@ -117,7 +118,8 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	}
 	st.timeout = st.b.Spec.Timeout
 	if st.draining && st.net != nil && st.net.DrainFirstOut != nil {
-		st.drainEnd = st.lastSessionEnd()
+		first, last := st.sessionEnds()
+		st.drainEnd, st.drainLoad = last, s.Capacity.DrainLoad(s.Clients, last-first)
 	}
 	if st.timeout > 0 && st.net != nil && !st.net.Independent() {
 		// Shared delays depend on when an attempt was sent, so that time
@@ -213,33 +215,37 @@ func (st *storm) firstSend(c uint32) time.Duration {
 func (st *storm) firstArrival(c uint32) (time.Duration, uint32) {
 	send := st.firstSend(c)
 	if st.draining {
-		return st.drainArrival(c, 0, send, st.drainEnd)
+		return st.drainArrival(c, 0, send, st.drainEnd, st.drainLoad)
 	}
 	return st.arrival(c, 1, send, 0)
 }
 
-// lastSessionEnd is when a drain's last session ends: its last goaway's
-// time, or with goaways spread over the grace the latest client's draw.
-func (st *storm) lastSessionEnd() time.Duration {
+// sessionEnds is when a drain's first and last sessions end: its first
+// and last goaways' times, or with goaways spread over the grace the
+// earliest and latest clients' draws.
+func (st *storm) sessionEnds() (first, last time.Duration) {
+	at := st.s.Disconnect.At
 	if st.goaways != nil {
-		return st.s.Disconnect.At + st.goawayAt[st.s.Clients-1]
+		return at + st.goawayAt[0], at + st.goawayAt[st.s.Clients-1]
 	}
-	last := time.Duration(0)
-	for c := range st.s.Clients {
-		last = max(last, st.s.Failure.GoawayAt(st.seed, uint64(c)))
+	first = st.s.Failure.GoawayAt(st.seed, 0)
+	last = first
+	for c := 1; c < st.s.Clients; c++ {
+		g := st.s.Failure.GoawayAt(st.seed, uint64(c))
+		first, last = min(first, g), max(last, g)
 	}
-	return st.s.Disconnect.At + last
+	return at + first, at + last
 }
 
 // drainArrival is arrival for client c's first attempt after a goaway,
 // sent at send, in the drain numbered drain whose last session ends at
-// lastEnd: with
+// lastEnd, working the gateway at load (CapacitySpec.DrainLoad): with
 // network.drain_first_out its way depends on whether the drain was done.
-func (st *storm) drainArrival(c uint32, drain uint64, send, lastEnd time.Duration) (time.Duration, uint32) {
+func (st *storm) drainArrival(c uint32, drain uint64, send, lastEnd time.Duration, load float64) (time.Duration, uint32) {
 	if st.net == nil || st.net.DrainFirstOut == nil {
 		return st.arrival(c, 1, send, 0)
 	}
-	return send + st.draws.DrainOut(uint64(c), drain, send, send < lastEnd), 0
+	return send + st.draws.DrainOut(uint64(c), drain, send, send < lastEnd, load), 0
 }
 
 // aheadRTT is the rtt of the attempt after client c's attempt number

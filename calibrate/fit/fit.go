@@ -46,7 +46,7 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its clients / the time between the 2nd and " +
 	"98th percentiles of their sessions' ends (the close 1001 after the goaway) after the SIGTERM (the gateway " +
 	"writing goaways and closes as fast as it can, the clients reading them), the median over the runs; network.goaway, when the runs drained: per client the time from the drained gateway's goaway_sent line (when it computed the goaway's hint) to the client's session's end, empirical, 101 quantiles, over several runs the median of each; " +
-	"network.drain_first_out, when the runs drained: per run the median, over the drained clients whose first attempt was sent before the last drained session ended, of the time from that send to the fresh gateway's admission decision, one value per run (empirical over the runs' values, fixed for one)"
+	"network.drain_first_out, when the runs drained all at once: per run the median, over the drained clients whose first attempt was sent before the last drained session ended, of the time from that send to the fresh gateway's admission decision, one value per run (empirical over the runs' values, fixed for one)"
 
 // minSamples is the fewest values a distribution or a rate is fitted to.
 const minSamples = 3

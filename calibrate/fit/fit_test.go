@@ -420,18 +420,19 @@ func TestOnsetIsTheFirstAttemptsWay(t *testing.T) {
 	}
 }
 
-// TestFitBusyWays: network.drain_first_out is one value per drained run,
-// the median of its busy ways: 20 ms (10, 20, 30), 100 ms (5, 100, 200,
-// a paced drain counting too), and a run with 2 ways (fewer than
-// minSamples) left out. Two runs give an empirical distribution between
+// TestFitBusyWays: network.drain_first_out is one value per run that
+// drained all at once, the median of its busy ways: 20 ms (10, 20, 30),
+// 100 ms (5, 100, 200); a paced drain's (at less than the full rate) and
+// a run with 2 ways (fewer than minSamples) are left out. Two runs give an empirical distribution between
 // their values, one a fixed value, none nothing.
 func TestFitBusyWays(t *testing.T) {
 	ms := time.Millisecond
 	runs := []*measured.Run{
 		{Run: 1, Drain: &measured.Drain{BusyWaysMs: []float64{30, 10, 20}}},
-		{Run: 2, Drain: &measured.Drain{Pace: "spread:over=5s", BusyWaysMs: []float64{200, 5, 100}}},
+		{Run: 2, Drain: &measured.Drain{Pace: "all", BusyWaysMs: []float64{200, 5, 100}}},
 		{Run: 3, Drain: &measured.Drain{BusyWaysMs: []float64{1, 2}}},
 		{Run: 4},
+		{Run: 5, Drain: &measured.Drain{Pace: "spread:over=5s", BusyWaysMs: []float64{7, 8, 9}}},
 	}
 	g := fitGoaways(runs)
 	if !reflect.DeepEqual(g.BusyWaysMs, []float64{20, 100}) {

@@ -18,10 +18,13 @@ type Goaways struct {
 	Runs []GoawayRun `json:"runs"`
 	// PerS is capacity.goaway_per_s; 0 when no run drained all at once.
 	PerS float64 `json:"per_s"`
-	// BusyWaysMs are, per run that drained (any pace), the median of its
-	// drained clients' first attempts' ways while the drain still ended
-	// sessions (measured.Drain.BusyWaysMs), ms: network.drain_first_out
-	// takes one of them per drain. Empty when no run measured them.
+	// BusyWaysMs are, per run that drained all at once (as PerS), the
+	// median of its drained clients' first attempts' ways while the drain
+	// still ended sessions (measured.Drain.BusyWaysMs), ms:
+	// network.drain_first_out takes one of them per drain, scaled by the
+	// drain's load (models.CapacitySpec.DrainLoad): measured at the full
+	// rate, a paced drain's says little of it. Empty when no run
+	// measured them.
 	BusyWaysMs []float64 `json:"busy_ways_ms,omitempty"`
 }
 
@@ -84,7 +87,7 @@ func fitGoaways(runs []*measured.Run) Goaways {
 		g.PerS = quantile.Median(rates)
 	}
 	for _, r := range runs {
-		if r.Drain != nil && len(r.Drain.BusyWaysMs) >= minSamples {
+		if d := r.Drain; d != nil && (d.Pace == "" || d.Pace == "all") && len(d.BusyWaysMs) >= minSamples {
 			g.BusyWaysMs = append(g.BusyWaysMs, roundTo(quantile.Median(r.Drain.BusyWaysMs), 0.001))
 		}
 	}
