@@ -89,3 +89,23 @@ func writeJSON(b *bytes.Buffer, x any) {
 	}
 	b.Write(out)
 }
+
+// EchoValue is v, a section of a scenario such as a models.NetworkSpec
+// (or a pointer to one), as compact JSON in the config's own keys and
+// units (durations as "250ms"), as Echo writes a whole scenario: what a
+// document beside a config, such as calibration.json, writes its sections
+// as.
+func EchoValue(v any) json.RawMessage { return echoValue(reflect.ValueOf(v)) }
+
+// DecodeValue stores data, a section as EchoValue writes it (or the same
+// in YAML), into the value v points to, strictly, as a config file's
+// section is decoded: every key one of the config's. name names data in
+// errors. Nothing is defaulted or validated.
+func DecodeValue(name string, data []byte, v any) error {
+	doc, err := ParseDocument(name, data)
+	if err != nil {
+		return err
+	}
+	dec := decoder{doc: doc}
+	return dec.decode(doc.root, reflect.ValueOf(v).Elem(), "")
+}

@@ -1,9 +1,12 @@
 package fit
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
+	"stormsim/config"
 	"stormsim/internal/param"
 	"stormsim/models"
 	"stormsim/sim"
@@ -13,9 +16,57 @@ import (
 // describe the gateway and the machine rather than the storm. Everything
 // else (clients, admission, policies, lease, drain) stays the storm's own.
 type Model struct {
-	Capacity  models.CapacitySpec  `json:"capacity"`
-	Network   models.NetworkSpec   `json:"network"`
-	Detection models.DetectionSpec `json:"detection"`
+	Capacity  models.CapacitySpec
+	Network   models.NetworkSpec
+	Detection models.DetectionSpec
+}
+
+// modelJSON is a Model as calibration.json holds it: each section in the
+// config's own keys and units, as calibrated.yaml writes it.
+type modelJSON struct {
+	Capacity  json.RawMessage `json:"capacity"`
+	Network   json.RawMessage `json:"network"`
+	Detection json.RawMessage `json:"detection"`
+}
+
+// MarshalJSON writes the sections in the config's keys and units
+// (durations as "86.27ms"), so that calibration.json reads as the
+// calibrated.yaml beside it does; null before anything is fitted (the
+// zero Model).
+func (m Model) MarshalJSON() ([]byte, error) {
+	if reflect.ValueOf(m).IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(modelJSON{config.EchoValue(&m.Capacity), config.EchoValue(&m.Network), config.EchoValue(&m.Detection)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, and validates it as
+// calibrate --model validates a model file, so that the model read is
+// the one written, ready to simulate.
+func (m *Model) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*m = Model{}
+		return nil
+	}
+	var j modelJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	var got Model
+	for _, s := range []struct {
+		key  string
+		data json.RawMessage
+		v    any
+	}{{"capacity", j.Capacity, &got.Capacity}, {"network", j.Network, &got.Network}, {"detection", j.Detection, &got.Detection}} {
+		if err := config.DecodeValue("model."+s.key, s.data, s.v); err != nil {
+			return err
+		}
+	}
+	if err := got.Validate(); err != nil {
+		return err
+	}
+	*m = got
+	return nil
 }
 
 // Validate checks the sections as a config's are checked.

@@ -23,8 +23,17 @@ import (
 
 // SchemaVersion is the version of Report's JSON layout. 3: a relative
 // error against a real 0 is null, with the absolute error beside it; the
-// report names a failure after the measurements (error).
-const SchemaVersion = 3
+// report names a failure after the measurements (error). 4: the fitted
+// and simulated sections (fit.model, fit.runs[].model,
+// simulations[].sections) in the config's own keys and units, as
+// calibrated.yaml writes them, where 3 wrote Go's field names and
+// durations in nanoseconds.
+const SchemaVersion = 4
+
+// resumableSchema is the earlier layout Read still takes for --resume,
+// which recomputes the fit and the simulations from the real runs: a
+// version 3 report is read without them.
+const resumableSchema = 3
 
 // Role is what a simulated model stands for; its value is the
 // simulation's label in calibration.json.
@@ -169,9 +178,64 @@ func FiguresOf(reps []sim.Result) ReplicationFigures {
 // Sections are a scenario's capacity, network and detection; nil: the
 // section is off.
 type Sections struct {
-	Capacity  *models.CapacitySpec  `json:"capacity"`
-	Network   *models.NetworkSpec   `json:"network"`
-	Detection *models.DetectionSpec `json:"detection"`
+	Capacity  *models.CapacitySpec
+	Network   *models.NetworkSpec
+	Detection *models.DetectionSpec
+}
+
+// sectionsJSON is Sections as calibration.json holds them: each in the
+// config's own keys and units, null when off.
+type sectionsJSON struct {
+	Capacity  json.RawMessage `json:"capacity"`
+	Network   json.RawMessage `json:"network"`
+	Detection json.RawMessage `json:"detection"`
+}
+
+// MarshalJSON writes the sections in the config's keys and units, as
+// calibrated.yaml does.
+func (s Sections) MarshalJSON() ([]byte, error) {
+	return json.Marshal(sectionsJSON{config.EchoValue(s.Capacity), config.EchoValue(s.Network), config.EchoValue(s.Detection)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, each section validated as
+// a config's is, so that it is ready to simulate.
+func (s *Sections) UnmarshalJSON(data []byte) error {
+	var j sectionsJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	var got Sections
+	if err := decodeSection("capacity", j.Capacity, &got.Capacity); err != nil {
+		return err
+	}
+	if err := decodeSection("network", j.Network, &got.Network); err != nil {
+		return err
+	}
+	if err := decodeSection("detection", j.Detection, &got.Detection); err != nil {
+		return err
+	}
+	*s = got
+	return nil
+}
+
+// decodeSection reads one section config.EchoValue wrote into *v,
+// leaving it nil for null, and validates it.
+func decodeSection[T any, PT interface {
+	*T
+	Validate() error
+}](key string, data json.RawMessage, v *PT) error {
+	if len(data) == 0 || string(data) == "null" {
+		return nil
+	}
+	section := PT(new(T))
+	if err := config.DecodeValue("sections."+key, data, section); err != nil {
+		return err
+	}
+	if err := section.Validate(); err != nil {
+		return fmt.Errorf("sections.%s: %w", key, err)
+	}
+	*v = section
+	return nil
 }
 
 // SectionsOf are s's sections.
@@ -223,14 +287,38 @@ func Read(path string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var version struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &version); err != nil {
+		return nil, fmt.Errorf("%s: not a calibration report: %v", path, err)
+	}
+	switch version.SchemaVersion {
+	case SchemaVersion:
+	case resumableSchema:
+		if data, err = withoutModels(data); err != nil {
+			return nil, fmt.Errorf("%s: not a calibration report: %v", path, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d (and %d for --resume)", path, version.SchemaVersion, SchemaVersion, resumableSchema)
+	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a calibration report: %v", path, err)
 	}
-	if r.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this stormsim reads %d", path, r.SchemaVersion, SchemaVersion)
-	}
 	return &r, nil
+}
+
+// withoutModels is a version 3 report without its fit and simulations,
+// whose sections that layout wrote in Go's field names.
+func withoutModels(data []byte) ([]byte, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, err
+	}
+	delete(members, "fit")
+	delete(members, "simulations")
+	return json.Marshal(members)
 }
 
 // WriteJSON writes the report to path, atomically and readable by all

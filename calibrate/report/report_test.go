@@ -3,10 +3,12 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"stormsim/calibrate/compare"
+	"stormsim/calibrate/fit"
 	"stormsim/calibrate/measured"
 	"stormsim/config"
 	"stormsim/internal/atomicfile"
@@ -81,5 +83,95 @@ func TestFailures(t *testing.T) {
 	r.Replaced = []*measured.Run{busy}
 	if f := r.Failures(); len(f) != 0 {
 		t.Errorf("a disturbed run replaced, not compared: failures %v", f)
+	}
+}
+
+// TestSectionsInTheConfigsKeys: calibration.json writes the fitted model
+// (fit.model, fit.runs[].model) and each simulation's sections in the
+// config's keys and units, as calibrated.yaml beside it does, not in Go's
+// field names with durations in nanoseconds; Read gets them back as they
+// were.
+func TestSectionsInTheConfigsKeys(t *testing.T) {
+	s, err := config.Parse("model.yaml", []byte(`
+clients: 10
+admission: {kind: unlimited}
+policies: [{name: fixed, base: 100ms}]
+capacity: {admit_per_s: 691.6, decide: arrival, decide_per_s: 3659, goaway_per_s: 1320}
+network:
+  rtt: {dist: fixed, value: 0s}
+  out: {dist: lognormal, median: 86.27ms, sigma: 0.7677, cap: 242.8ms}
+  drain_first_out: {dist: empirical, points: [53.17ms, 69.18ms, 286.4ms]}
+  shared_every: 2ms
+detection: {kind: reset, delay: {dist: fixed, value: 114.3ms}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fit.FromScenario(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{SchemaVersion: SchemaVersion, Name: "x", CalibratedConfig: config.Echo(s),
+		Fit:         fit.Fit{Model: m, Runs: []fit.RunFit{{Run: 1, Model: &m}}},
+		Simulations: []Simulation{{Role: Calibrated, Sections: []Sections{SectionsOf(s), {Capacity: s.Capacity}}}}}
+	path := filepath.Join(t.TempDir(), "calibration.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{`"admit_per_s": 691.6`, `"median": "86.27ms"`, `"shared_every": "2ms"`,
+		`"points": [`, `"53.17ms"`, `"drain_first_out": {`, `"network": null`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("calibration.json lacks %s", want)
+		}
+	}
+	for _, goName := range []string{"AdmitPerS", "OutLeg", "Median", "Points", "86270000"} {
+		if strings.Contains(text, goName) {
+			t.Errorf("calibration.json holds %s, a Go field name or a duration in nanoseconds", goName)
+		}
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Fit.Model, m) || !reflect.DeepEqual(*back.Fit.Runs[0].Model, m) {
+		t.Errorf("fit.model read back as\n%+v\nwant\n%+v", back.Fit.Model, m)
+	}
+	if got := back.Simulations[0].Sections; !reflect.DeepEqual(got[0], SectionsOf(s)) || got[1].Network != nil || got[1].Detection != nil {
+		t.Errorf("simulations[0].sections read back as %+v", got)
+	}
+}
+
+// TestReadsAVersion3ReportForResume: --resume goes on from a calibration
+// an earlier stormsim wrote (schema 3, its sections in Go's field names):
+// Read takes its runs and leaves out the fit and the simulations, which a
+// resumed calibration recomputes. Any other version is refused by name.
+func TestReadsAVersion3ReportForResume(t *testing.T) {
+	dir := t.TempDir()
+	v3 := filepath.Join(dir, "v3.json")
+	old := `{"schema_version": 3, "name": "seed-lab-1000", "config_hash": "abc", "policy": "full",
+"real": [{"run": 1}],
+"fit": {"model": {"capacity": {"AdmitPerS": 691.6}, "network": {"OutLeg": {"Dist": "lognormal", "Median": 86271000}}, "detection": {"Kind": "reset"}}},
+"simulations": [{"label": "calibrated", "sections": [{"capacity": {"AdmitPerS": 691.6}, "network": null, "detection": null}]}]}`
+	if err := os.WriteFile(v3, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(v3)
+	if err != nil {
+		t.Fatalf("a version 3 report: %v", err)
+	}
+	if r.ConfigHash != "abc" || r.Policy != "full" || len(r.Real) != 1 || r.Real[0].Run != 1 || len(r.Simulations) != 0 || r.Fit.Model.Capacity.AdmitPerS != 0 {
+		t.Errorf("read as %+v", r)
+	}
+	v2 := filepath.Join(dir, "v2.json")
+	if err := os.WriteFile(v2, []byte(`{"schema_version": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(v2); err == nil || !strings.Contains(err.Error(), "schema_version 2, this stormsim reads 4 (and 3 for --resume)") {
+		t.Errorf("a version 2 report: %v", err)
 	}
 }
