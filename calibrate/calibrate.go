@@ -579,7 +579,7 @@ func (c *calibration) models() ([]model, error) {
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
 			}
 			// The lab's client process is the lab's, not the gateway's:
-			// its notices and its retries' legs as they were on these
+			// its notices and its legs as they were on these
 			// runs, at this storm's client count.
 			var ok bool
 			if p, ok = p.WithLab(labHere); ok {
@@ -612,7 +612,7 @@ func (c *calibration) models() ([]model, error) {
 				withGoaways, len(c.predicted)))
 		}
 		if withLegs > 0 {
-			borrowed = append(borrowed, fmt.Sprintf("network.out and network.back (%d of %d files): the retries' legs fitted on these runs, the lab's client process's sends and reads at this count",
+			borrowed = append(borrowed, fmt.Sprintf("network.out, back, first_out and first_back (%d of %d files): the legs fitted on these runs, the lab's client process's sends and reads at this count",
 				withLegs, len(c.predicted)))
 		}
 		if restarts > 0 {

@@ -131,8 +131,9 @@ func TestModelsHaveTheirRoles(t *testing.T) {
 
 // TestPredictionTakesTheLabsNoticesHere: a model fitted elsewhere
 // predicts these runs with the clients' notices these runs measured (the
-// lab's client process at this count: 3i ms at percent i in both), its
-// capacity as fitted, and the report says what it borrowed.
+// lab's client process at this count: 3i ms at percent i in both) and
+// the legs these runs fitted, its capacity as fitted, and the report says
+// what it borrowed.
 func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	s, err := config.Load("../configs/seed-lab.yaml", nil)
 	if err != nil {
@@ -149,6 +150,7 @@ func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	// Fitted elsewhere: legs these runs do not have.
 	f.Model.Network.OutLeg = &models.Distribution{Dist: models.DistFixed, Value: 123 * time.Millisecond}
 	f.Model.Network.BackLeg = &models.Distribution{Dist: models.DistFixed, Value: 45 * time.Millisecond}
+	f.Model.Network.FirstOutLeg = &models.Distribution{Dist: models.DistFixed, Value: 114 * time.Millisecond}
 	file := filepath.Join(t.TempDir(), "elsewhere.yaml")
 	if err := os.WriteFile(file, config.Echo(f.Model.Apply(s)), 0o644); err != nil {
 		t.Fatal(err)
@@ -184,15 +186,16 @@ func TestPredictionTakesTheLabsNoticesHere(t *testing.T) {
 	if !strings.Contains(pred.Borrowed, "detection.delay") {
 		t.Errorf("predicted borrows %q, want detection.delay named", pred.Borrowed)
 	}
-	// The retries' legs are these runs' too, the first attempt's way the
-	// file's.
+	// Every leg is these runs' too: the retries' and the first attempts'
+	// (the onset less the notices), the lab's client process at this count.
 	here := c.rep.Fit.Model.Network
-	if here.OutLeg.Dist == models.DistFixed {
-		t.Fatalf("these runs' out leg %+v: the test needs it unlike the file's", here.OutLeg)
+	if here.OutLeg.Dist == models.DistFixed || reflect.DeepEqual(here.FirstOutLeg, f.Model.Network.FirstOutLeg) {
+		t.Fatalf("these runs' out leg %+v, first out %+v: the test needs them unlike the file's", here.OutLeg, here.FirstOutLeg)
 	}
 	if got := pred.Sections[0].Network; !reflect.DeepEqual(got.OutLeg, here.OutLeg) || !reflect.DeepEqual(got.BackLeg, here.BackLeg) ||
-		!reflect.DeepEqual(got.FirstOutLeg, f.Model.Network.FirstOutLeg) || !strings.Contains(pred.Borrowed, "network.out and network.back") {
-		t.Errorf("predicted network %+v, borrowed %q; want these runs' out and back legs, the file's first out leg, named", got, pred.Borrowed)
+		!reflect.DeepEqual(got.FirstOutLeg, here.FirstOutLeg) || !reflect.DeepEqual(got.FirstBackLeg, here.FirstBackLeg) ||
+		!strings.Contains(pred.Borrowed, "network.out, back, first_out and first_back") {
+		t.Errorf("predicted network %+v, borrowed %q; want these runs' legs, named", got, pred.Borrowed)
 	}
 }
 

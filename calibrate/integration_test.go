@@ -196,8 +196,8 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	if roles := rolesOf(rep); !slices.Equal(roles, []report.Role{report.Predicted, report.Calibrated, report.Pooled, report.Uncalibrated}) {
 		t.Errorf("simulations %v, want predicted, calibrated, pooled, uncalibrated", roles)
 	}
-	// Its detection and retries' legs are the lab's clients as B's run
-	// measured them.
+	// Its detection and legs are the lab's clients as B's run measured
+	// them.
 	want := asJSON(t, withLabOfEach(t, a, rep))
 	if p := rep.Simulations[0].Sections; asJSON(t, p) != want {
 		t.Errorf("predicted sections differ from %v's with B's notices and legs:\n%s\n%s", files, asJSON(t, p), want)
@@ -205,10 +205,10 @@ func TestCalibrateAndPredictShortLab(t *testing.T) {
 	if !slices.Equal(rep.Models, files) || asJSON(t, rep.Simulations[1].Sections) == want {
 		t.Errorf("report models %q; calibrated %s (must be B's own fit)", rep.Models, asJSON(t, rep.Simulations[1].Sections[0]))
 	}
-	// The fit at 30 clients carries to 60: the onset, the first wave's
-	// rate (clients / decide_per_s) and the claims are the gateway's, the
-	// notices and retries' legs the lab's clients' as measured on this
-	// storm's run.
+	// The fit at 30 clients carries to 60: the first wave's rate (clients
+	// / decide_per_s) and the claims are the gateway's, the notices and
+	// every leg (the onset's first way included) the lab's clients' as
+	// measured on this storm's run.
 	dirC := t.TempDir()
 	wider := judge(t, "predicted at 60 clients", func() (*report.Report, []string) {
 		return calibrateShort(t, url, dirC, shortWiderSets, modelA, report.Predicted)
@@ -237,8 +237,7 @@ func withLabOfEach(t *testing.T, a []*sim.Scenario, rep *report.Report) []report
 // withLabOf is the sections of scenario a's model with the lab's client
 // process as rep's real runs measured it: their notices (fit.Model.WithLab),
 // which they must have kept, their drains' goaways' way where they drained
-// (fit.Model.WithGoawaysOf), and their retries' legs as fitted
-// (fit.Model.WithLegsOf).
+// (fit.Model.WithGoawaysOf), and their legs as fitted (fit.Model.WithLegsOf).
 func withLabOf(t *testing.T, a *sim.Scenario, rep *report.Report) report.Sections {
 	t.Helper()
 	m, err := fit.FromScenario(a)

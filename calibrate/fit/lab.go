@@ -171,15 +171,18 @@ func (l Lab) Restarts(s *sim.Scenario) (*sim.Scenario, bool) {
 	return &c, true
 }
 
-// WithLegsOf returns m with the retries' legs of here, a fit of the
-// storm's own runs (network.out and network.back). On the lab's machine a
-// retry's legs are mostly its client process's: out runs from when the
-// retry was due to the survivor's line for it, back from that line to the
-// answer read, and the one process sends and reads later the more clients
-// it holds (out p50 11 ms at 1,000 clients on this project's machine, 89
-// ms at 4,000). So, like the notices, a prediction of a lab storm takes
-// them at its own client count. False, and m unchanged, when here has no
-// legs.
+// WithLegsOf returns m with the legs of here, a fit of the storm's own
+// runs: the retries' (network.out and network.back) and, where here has
+// them, the first attempts' (network.first_out and first_back). On the
+// lab's machine the legs are mostly its client process's: out runs from
+// when an attempt was due to the survivor's line for it, back from that
+// line to the answer read, and the one process sends and reads later the
+// more clients it holds (on this project's machine, the retries' out p50
+// 11 ms at 1,000 clients and 89 ms at 4,000; the first attempts' way
+// from the first notice to the first decision 37 ms at 500 clients, 114
+// at 1,000 and 403 at 4,000 in one hour). So, like the notices, a
+// prediction of a lab storm takes them at its own client count. False,
+// and m unchanged, when here has no retries' legs.
 func (m Model) WithLegsOf(here Model) (Model, bool) {
 	out, back := here.Network.OutLeg, here.Network.BackLeg
 	if out == nil || back == nil {
@@ -187,5 +190,13 @@ func (m Model) WithLegsOf(here Model) (Model, bool) {
 	}
 	o, b := *out, *back
 	m.Network.OutLeg, m.Network.BackLeg = &o, &b
+	if first := here.Network.FirstOutLeg; first != nil {
+		f := *first
+		m.Network.FirstOutLeg = &f
+	}
+	if first := here.Network.FirstBackLeg; first != nil {
+		f := *first
+		m.Network.FirstBackLeg = &f
+	}
 	return m, true
 }

@@ -132,26 +132,39 @@ func TestRestarts(t *testing.T) {
 	}
 }
 
-// TestWithLegsOf: a model fitted at another count takes the retries' out
-// and back legs of the storm's own fit (lognormals of 89 and 61 ms
-// medians), keeping its own first legs, server time and capacity; a fit
-// without legs changes nothing.
+// TestWithLegsOf: a model fitted at another count takes every leg of the
+// storm's own fit: the retries' out and back (lognormals of 89 and 61 ms
+// medians) and the first attempts' out and back (fixed 403 ms, 228 ms
+// median, as fitted at 4,000 clients), keeping its own server time and
+// capacity; a fit with no first legs leaves m's; a fit without legs
+// changes nothing.
 func TestWithLegsOf(t *testing.T) {
 	ln := func(median time.Duration) *models.Distribution {
 		return &models.Distribution{Dist: models.DistLognormal, Median: median, Sigma: 0.5}
 	}
-	first := &models.Distribution{Dist: models.DistFixed, Value: 40 * time.Millisecond}
+	fixed := func(v time.Duration) *models.Distribution { return &models.Distribution{Dist: models.DistFixed, Value: v} }
 	m := Model{Capacity: models.CapacitySpec{AdmitPerS: 1478},
-		Network: models.NetworkSpec{OutLeg: ln(11 * time.Millisecond), BackLeg: ln(2 * time.Millisecond), FirstOutLeg: first}}
+		Network: models.NetworkSpec{OutLeg: ln(11 * time.Millisecond), BackLeg: ln(2 * time.Millisecond),
+			FirstOutLeg: fixed(114 * time.Millisecond), FirstBackLeg: ln(8 * time.Millisecond), ServerTime: *ln(time.Millisecond)}}
 	here := Model{Capacity: models.CapacitySpec{AdmitPerS: 991},
-		Network: models.NetworkSpec{OutLeg: ln(89 * time.Millisecond), BackLeg: ln(61 * time.Millisecond), FirstOutLeg: ln(time.Second)}}
+		Network: models.NetworkSpec{OutLeg: ln(89 * time.Millisecond), BackLeg: ln(61 * time.Millisecond),
+			FirstOutLeg: fixed(403 * time.Millisecond), FirstBackLeg: ln(228 * time.Millisecond), ServerTime: *ln(5 * time.Millisecond)}}
 	got, ok := m.WithLegsOf(here)
-	if !ok || got.Network.OutLeg.Median != 89*time.Millisecond || got.Network.BackLeg.Median != 61*time.Millisecond ||
-		got.Network.FirstOutLeg != first || got.Capacity.AdmitPerS != 1478 {
-		t.Errorf("with the legs: %+v (%v), want out 89 ms, back 61 ms, the rest m's", got.Network, ok)
+	n := got.Network
+	if !ok || n.OutLeg.Median != 89*time.Millisecond || n.BackLeg.Median != 61*time.Millisecond ||
+		n.FirstOutLeg.Value != 403*time.Millisecond || n.FirstBackLeg.Median != 228*time.Millisecond ||
+		n.ServerTime.Median != time.Millisecond || got.Capacity.AdmitPerS != 1478 {
+		t.Errorf("with the legs: %+v (%v), want out 89 ms, back 61 ms, first out 403 ms, first back 228 ms, the rest m's", n, ok)
 	}
-	if m.Network.OutLeg.Median != 11*time.Millisecond {
+	if m.Network.OutLeg.Median != 11*time.Millisecond || m.Network.FirstOutLeg.Value != 114*time.Millisecond {
 		t.Error("WithLegsOf changed its receiver")
+	}
+	if n.FirstOutLeg == here.Network.FirstOutLeg || n.OutLeg == here.Network.OutLeg {
+		t.Error("WithLegsOf shares here's distributions rather than copying them")
+	}
+	here.Network.FirstOutLeg, here.Network.FirstBackLeg = nil, nil
+	if got, ok := m.WithLegsOf(here); !ok || got.Network.FirstOutLeg.Value != 114*time.Millisecond || got.Network.FirstBackLeg.Median != 8*time.Millisecond {
+		t.Errorf("no first legs here: %+v (%v), want m's", got.Network, ok)
 	}
 	if got, ok := m.WithLegsOf(Model{}); ok || got.Network.OutLeg.Median != 11*time.Millisecond {
 		t.Errorf("no legs: %+v (%v), want m unchanged", got.Network, ok)
