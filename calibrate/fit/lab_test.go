@@ -142,7 +142,9 @@ func TestWithLegsOf(t *testing.T) {
 	ln := func(median time.Duration) *models.Distribution {
 		return &models.Distribution{Dist: models.DistLognormal, Median: median, Sigma: 0.5}
 	}
-	fixed := func(v time.Duration) *models.Distribution { return &models.Distribution{Dist: models.DistFixed, Value: v} }
+	fixed := func(v time.Duration) *models.Distribution {
+		return &models.Distribution{Dist: models.DistFixed, Value: v}
+	}
 	m := Model{Capacity: models.CapacitySpec{AdmitPerS: 1478},
 		Network: models.NetworkSpec{OutLeg: ln(11 * time.Millisecond), BackLeg: ln(2 * time.Millisecond),
 			FirstOutLeg: fixed(114 * time.Millisecond), FirstBackLeg: ln(8 * time.Millisecond), ServerTime: *ln(time.Millisecond)}}
