@@ -40,9 +40,9 @@ func (m Model) MarshalJSON() ([]byte, error) {
 	return json.Marshal(modelJSON{config.EchoValue(&m.Capacity), config.EchoValue(&m.Network), config.EchoValue(&m.Detection)})
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote, and validates it as
-// calibrate --model validates a model file, so that the model read is
-// the one written, ready to simulate.
+// UnmarshalJSON reads what MarshalJSON wrote. It does not validate: a
+// fit that failed (Report.FitError) is written as far as it got, and
+// --resume must still read it.
 func (m *Model) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
 		*m = Model{}
@@ -61,9 +61,6 @@ func (m *Model) UnmarshalJSON(data []byte) error {
 		if err := config.DecodeValue("model."+s.key, s.data, s.v); err != nil {
 			return err
 		}
-	}
-	if err := got.Validate(); err != nil {
-		return err
 	}
 	*m = got
 	return nil

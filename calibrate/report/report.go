@@ -197,8 +197,7 @@ func (s Sections) MarshalJSON() ([]byte, error) {
 	return json.Marshal(sectionsJSON{config.EchoValue(s.Capacity), config.EchoValue(s.Network), config.EchoValue(s.Detection)})
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote, each section validated as
-// a config's is, so that it is ready to simulate.
+// UnmarshalJSON reads what MarshalJSON wrote.
 func (s *Sections) UnmarshalJSON(data []byte) error {
 	var j sectionsJSON
 	if err := json.Unmarshal(data, &j); err != nil {
@@ -219,20 +218,14 @@ func (s *Sections) UnmarshalJSON(data []byte) error {
 }
 
 // decodeSection reads one section config.EchoValue wrote into *v,
-// leaving it nil for null, and validates it.
-func decodeSection[T any, PT interface {
-	*T
-	Validate() error
-}](key string, data json.RawMessage, v *PT) error {
+// leaving it nil for null.
+func decodeSection[T any](key string, data json.RawMessage, v **T) error {
 	if len(data) == 0 || string(data) == "null" {
 		return nil
 	}
-	section := PT(new(T))
+	section := new(T)
 	if err := config.DecodeValue("sections."+key, data, section); err != nil {
 		return err
-	}
-	if err := section.Validate(); err != nil {
-		return fmt.Errorf("sections.%s: %w", key, err)
 	}
 	*v = section
 	return nil
