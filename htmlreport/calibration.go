@@ -36,12 +36,18 @@ func calibrationFromDir(dir string) (*Page, error) {
 // lab checks, the fit, each model metric by metric and window by window,
 // the charts, the config and the document.
 func CalibrationPage(reportJSON, calibratedYAML []byte) (*Page, error) {
+	var version struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(reportJSON, &version); err != nil {
+		return nil, fmt.Errorf("not a calibration document: %w", err)
+	}
+	if version.SchemaVersion != report.SchemaVersion {
+		return nil, fmt.Errorf("schema_version %d, this stormsim reads %d", version.SchemaVersion, report.SchemaVersion)
+	}
 	var rep report.Report
 	if err := json.Unmarshal(reportJSON, &rep); err != nil {
 		return nil, fmt.Errorf("not a calibration document: %w", err)
-	}
-	if rep.SchemaVersion != report.SchemaVersion {
-		return nil, fmt.Errorf("schema_version %d, this stormsim reads %d", rep.SchemaVersion, report.SchemaVersion)
 	}
 	p := &Page{Kind: "calibration", Name: results.DisplayName(rep.Name), Headline: calibrationHeadline(&rep), Verdict: "PASS"}
 	if len(rep.Failures()) > 0 {
