@@ -15,7 +15,8 @@ import (
 //     any) answers every handshake within it;
 //   - capacity.abandoned and capacity.wasted_per_s without a timeout (no
 //     client ever leaves), and wasted_per_s with abandoned: skip (no claim
-//     for a departed client);
+//     for a departed client) unless network.gone gives it claims begun
+//     before the gateway knew; network.gone without skip or a timeout;
 //   - capacity.max_queue of at least the clients without a timeout (each
 //     client has at most one handshake waiting); max_queue itself lives in
 //     the capacity section, so it never stands without a capacity model;
@@ -43,6 +44,10 @@ func TestInertKeysWarn(t *testing.T) {
 		{"wasted_per_s without a timeout", base + "capacity:\n  admit_per_s: 100\n  wasted_per_s: 200\n", []string{"6: capacity.wasted_per_s"}},
 		{"wasted_per_s with skip", timeout + "capacity:\n  admit_per_s: 100\n  abandoned: skip\n  wasted_per_s: 200\n", []string{"7: capacity.wasted_per_s"}},
 		{"wasted_per_s with serve and a timeout", timeout + "capacity: {admit_per_s: 100, wasted_per_s: 200}\n", nil},
+		{"wasted_per_s with skip and network.gone", timeout + "network: {gone: {value: 5ms}}\ncapacity: {admit_per_s: 100, abandoned: skip, wasted_per_s: 200}\n", nil},
+		{"gone with serve", timeout + "network:\n  gone: {value: 5ms}\ncapacity: {admit_per_s: 100}\n", []string{"5: network.gone"}},
+		{"gone without a timeout", base + "network:\n  gone: {value: 5ms}\ncapacity: {admit_per_s: 100, abandoned: skip}\n", []string{"6: capacity.abandoned", "5: network.gone"}},
+		{"gone with skip and a timeout", timeout + "network: {gone: {value: 5ms}}\ncapacity: {admit_per_s: 100, abandoned: skip}\n", nil},
 		{"max_queue of the clients, no timeout", base + "capacity:\n  admit_per_s: 100\n  max_queue: 10\n", []string{"6: capacity.max_queue"}},
 		{"max_queue below the clients", base + "capacity: {admit_per_s: 100, max_queue: 9}\n", nil},
 		{"max_queue of the clients with a timeout", timeout + "capacity: {admit_per_s: 100, max_queue: 10}\n", nil},

@@ -154,6 +154,7 @@ func TestNetworkMeasuredLegErrors(t *testing.T) {
 		{"back", func(n *NetworkSpec) { n.BackLeg = bad }},
 		{"first_back", func(n *NetworkSpec) { n.FirstBackLeg = bad }},
 		{"goaway", func(n *NetworkSpec) { n.GoawayLeg = bad }},
+		{"gone", func(n *NetworkSpec) { n.GoneLeg = bad }},
 	} {
 		var n NetworkSpec
 		c.set(&n)

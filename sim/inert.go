@@ -87,12 +87,18 @@ func (s *Scenario) InertKeys() []Inert {
 					"without a timeout", c.MaxQueue, s.Clients)
 			}
 		}
-		if c.WastedPerS > 0 && c.Abandoned == models.AbandonedSkip {
-			add("capacity.wasted_per_s", "with abandoned: skip a gateway drops a departed client's handshake instead of claiming for it")
+		if c.WastedPerS > 0 && c.Abandoned == models.AbandonedSkip && (s.Network == nil || s.Network.GoneLeg == nil) {
+			add("capacity.wasted_per_s", "with abandoned: skip a gateway drops a departed client's handshake instead of claiming for it "+
+				"(network.gone would give it claims begun before it noticed)")
 		}
 		if c.RejectPerS > 0 && c.Abandoned != models.AbandonedSkip && !s.rejects() {
 			add("capacity.reject_per_s", "with unlimited admission nothing is rejected (and abandoned: skip is off)")
 		}
+	}
+
+	if n := s.Network; n != nil && n.GoneLeg != nil &&
+		(s.Capacity == nil || s.Capacity.Abandoned != models.AbandonedSkip || !s.HasTimeouts()) {
+		add("network.gone", "acts only with capacity.abandoned: skip and a policy timeout (when a gateway notices a client gave up)")
 	}
 
 	if s.Failure != nil && !draining {

@@ -49,6 +49,8 @@ type storm struct {
 	drainLoad  float64                  // and how hard it works the gateway (CapacitySpec.DrainLoad)
 	prev       []time.Duration          // previous raw delay per client, for stateful policies
 	backoffKey uint64                   // rng.StreamKey(seed, StreamBackoff)
+	gone       *models.Distribution     // network.gone, with skip and a timeout; nil: a departure is noticed at the timeout
+	goneKey    uint64                   // rng.StreamKey(seed, StreamGoneLeg)
 	rec        recorder
 	plain      bool          // no latency, pool, queue, timeout or deploy: handlePlain's storm
 	fullOnly   bool          // b's wait is its full-jitter delay alone (policies.Backoff.NextFull)
@@ -143,6 +145,9 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 		}
 		st.skip = s.Capacity.Abandoned == models.AbandonedSkip
 		st.maxQueue = s.Capacity.MaxQueue
+		if st.skip && st.timeout > 0 && s.Network != nil && s.Network.GoneLeg != nil {
+			st.gone, st.goneKey = s.Network.GoneLeg, rng.StreamKey(seed, rng.StreamGoneLeg)
+		}
 	}
 	// The outcome's tallies are kept for every run that could need them:
 	// one the safety horizon may cut needs them too, so only storms that
@@ -326,11 +331,15 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 	if independent && st.work {
 		serverBits = st.draws.ServerBits(uint64(c), uint64(a))
 	}
-	deadline := never
+	deadline, gone := never, never
 	if st.timeout > 0 {
 		deadline = st.sentAt(t, c, a, outLeg) + st.timeout
+		gone = deadline
+		if st.gone != nil {
+			gone += st.gone.Sample(rng.DrawKeyed(st.goneKey, uint64(c), uint64(a)))
+		}
 	}
-	out, gw, decided, answered := st.decide(t, c, a, deadline)
+	out, gw, decided, answered := st.decide(t, c, a, deadline, gone)
 	dropped := st.queues != nil && st.turn.dropped
 	if st.trace != nil {
 		settled := out
@@ -520,11 +529,12 @@ func (st *storm) tally(out outcome, g int, answered time.Duration, useful bool) 
 }
 
 // decide returns what an attempt arriving at t, whose client waits for its
-// answer until deadline, gets: the outcome, from which gateway (0 without
+// answer until deadline and whose gateway knows it has gone from gone on
+// (network.gone), gets: the outcome, from which gateway (0 without
 // a pool), when admission was decided (or the attempt shed, skipped or
 // refused) and when the answer left the gateway. Without a capacity model
 // a gateway decides and answers on arrival; with one, see serve.
-func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (out outcome, g int, decided, answered time.Duration) {
+func (st *storm) decide(t time.Duration, c, a uint32, deadline, gone time.Duration) (out outcome, g int, decided, answered time.Duration) {
 	adm := st.adm
 	st.turn = turn{} // an attempt refused before any queue has no turn: none of the last one's
 	if p := st.pool; p != nil {
@@ -551,7 +561,7 @@ func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (o
 		adm = p.adms[g]
 	}
 	if st.queues != nil {
-		out, decided, answered = st.serve(g, adm, t, deadline)
+		out, decided, answered = st.serve(g, adm, t, deadline, gone)
 		return out, g, decided, answered
 	}
 	if adm.Admit(t) {
@@ -563,9 +573,11 @@ func (st *storm) decide(t time.Duration, c, a uint32, deadline time.Duration) (o
 // serve passes an attempt arriving at t through gateway g's queue, and
 // records its turn in st.turn. The attempt first waits its turn (or,
 // with decide: arrival, is decided at once and then waits its turn if
-// admitted), a full queue sheds it, and with skip a turn that comes at or after the client's
-// deadline drops it.
-func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (out outcome, decided, answered time.Duration) {
+// admitted), a full queue sheds it, and with skip a turn that comes once
+// the gateway knows the client has gone (gone: its deadline, or later
+// with network.gone) drops it; a turn before that but after the deadline
+// is a wasted claim.
+func (st *storm) serve(g int, adm models.Admission, t, deadline, gone time.Duration) (out outcome, decided, answered time.Duration) {
 	q, tn := st.queues[g], &st.turn
 	*tn = turn{}
 	line := st.line(g, t)
@@ -582,7 +594,7 @@ func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (
 		}
 		st.queued(line, t, tn.start)
 		switch {
-		case tn.start >= deadline && st.skip:
+		case tn.start >= gone && st.skip:
 			tn.dropped = true
 			tn.done = q.Skip(tn.start)
 		case tn.start >= deadline:
@@ -594,7 +606,7 @@ func (st *storm) serve(g int, adm models.Admission, t, deadline time.Duration) (
 	}
 	tn.start = q.Start(t)
 	st.queued(line, t, tn.start)
-	if st.skip && tn.start >= deadline {
+	if st.skip && tn.start >= gone {
 		tn.done = q.Skip(tn.start)
 		return skipped, tn.start, tn.done
 	}

@@ -121,6 +121,28 @@ func TestTimeoutRules(t *testing.T) {
 		want: ended{attempts: 5, accepted: 4, connected: 2, wasted: 2, skipped: 1, timedOut: 3,
 			outcome: models.OutcomeUnfinished, convergenceMs: -1},
 	}, {
+		// The same, with the gateway learning of a departure 60 ms after
+		// the client's deadline (network.gone): c2 gave up at 150, but its
+		// turn at 200 comes before 210, so it is claimed (100 ms, done
+		// 300): wasted, as with serve. At 1150 c1 is connected at 1250
+		// and c2's turn 1250 < 1300 is wasted again. Nothing is skipped.
+		name: "skip with network.gone: a turn before the gateway knows is claimed",
+		s: Scenario{Clients: 3, Horizon: 2 * time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
+			Policies: []policies.Spec{fixedPolicy(time.Second, 150*time.Millisecond)},
+			Network:  &models.NetworkSpec{GoneLeg: &models.Distribution{Dist: models.DistFixed, Value: 60 * time.Millisecond}},
+			Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100, Abandoned: models.AbandonedSkip}},
+		want: ended{attempts: 5, accepted: 5, connected: 2, wasted: 3, timedOut: 3, outcome: models.OutcomeUnfinished, convergenceMs: -1},
+	}, {
+		// With the departure known 40 ms after the deadline (190), c2's
+		// turn at 200 finds it gone: dropped as without network.gone.
+		name: "skip with network.gone: a turn after the gateway knows is dropped",
+		s: Scenario{Clients: 3, Horizon: 2 * time.Second, Admission: models.AdmissionSpec{Kind: "unlimited"},
+			Policies: []policies.Spec{fixedPolicy(time.Second, 150*time.Millisecond)},
+			Network:  &models.NetworkSpec{GoneLeg: &models.Distribution{Dist: models.DistFixed, Value: 40 * time.Millisecond}},
+			Capacity: &models.CapacitySpec{AdmitPerS: 10, RejectPerS: 100, Abandoned: models.AbandonedSkip}},
+		want: ended{attempts: 5, accepted: 4, connected: 2, wasted: 2, skipped: 1, timedOut: 3,
+			outcome: models.OutcomeUnfinished, convergenceMs: -1},
+	}, {
 		// Three clients at 0; useful claims take 100 ms, a claim whose
 		// client had gone before its turn 10 ms; timeout 150 ms, retry
 		// 50 ms after giving up, horizon 1 s:

@@ -30,6 +30,7 @@ const (
 	StreamHint                          // a uniform reconnect hint a goaway carries
 	StreamDeployOrder                   // a deploy's random order of gateways (client = place)
 	StreamGoawayLeg                     // a goaway's way to its client (network.goaway; attempt = the drain's round)
+	StreamGoneLeg                       // a departure's way to its gateway (network.gone)
 )
 
 // SplitMix64 is the finaliser of Steele, Lea and Flood's SplitMix64
