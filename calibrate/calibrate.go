@@ -568,10 +568,11 @@ type model struct {
 // stand-in. With no run that can, there is no calibrated model: an error.
 func (c *calibration) models() ([]model, error) {
 	var ms []model
+	var lab []fit.Model // the predicted model, file by file, with what it takes from these runs
 	if len(c.predicted) > 0 {
 		m := model{role: report.Predicted}
 		labHere := fit.LabOf(c.rep.Real)
-		withLab, withGoaways, withLegs, restarts, startup := 0, 0, 0, 0, time.Duration(0)
+		withLab, withGoaways, withGone, withLegs, withFirstOut, restarts, startup := 0, 0, 0, 0, 0, 0, time.Duration(0)
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim rate, measured on the warm-up (another
@@ -588,11 +589,17 @@ func (c *calibration) models() ([]model, error) {
 			if p, ok = p.WithGoawaysOf(labHere); ok {
 				withGoaways++
 			}
+			if p, ok = p.WithGoneOf(labHere); ok {
+				withGone++
+			}
 			if c.rep.FitError == "" {
 				if p, ok = p.WithLegsOf(c.rep.Fit.Model); ok {
 					withLegs++
 				}
+			} else if p, ok = p.WithFirstOutOf(c.rep.Fit.FirstWave); ok {
+				withFirstOut++
 			}
+			lab = append(lab, p)
 			s := p.Apply(c.s)
 			if s, ok = labHere.Restarts(s); ok {
 				restarts, startup = restarts+1, s.Deploy.Startup
@@ -611,9 +618,17 @@ func (c *calibration) models() ([]model, error) {
 			borrowed = append(borrowed, fmt.Sprintf("network.goaway (%d of %d files): the drained clients' goaways' way measured on these runs, the lab's client process reading them",
 				withGoaways, len(c.predicted)))
 		}
+		if withGone > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("network.gone (%d of %d files): how long after a client gave up the survivor knew, measured on these runs, the lab's client process at this count",
+				withGone, len(c.predicted)))
+		}
 		if withLegs > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("network.out, back, first_out and first_back (%d of %d files): the legs fitted on these runs, the lab's client process's sends and reads at this count",
 				withLegs, len(c.predicted)))
+		}
+		if withFirstOut > 0 {
+			borrowed = append(borrowed, fmt.Sprintf("network.first_out (%d of %d files): the first attempts' way, the onset less the first notice of these runs' first wave "+
+				"(the rest of the legs cannot be fitted on them)", withFirstOut, len(c.predicted)))
 		}
 		if restarts > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("deploy.startup %v: the lab's restart of a gateway measured on these runs (the config's %v)",
@@ -623,7 +638,7 @@ func (c *calibration) models() ([]model, error) {
 		ms = append(ms, m)
 	}
 	if c.rep.FitError != "" {
-		return append(ms, c.measuredCapacity(), model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
+		return append(ms, c.measuredCapacity(lab), model{role: report.Uncalibrated, scenarios: []*sim.Scenario{c.s}}), nil
 	}
 	calibrated := model{role: report.Calibrated}
 	c.files = map[string][]byte{}
@@ -674,19 +689,22 @@ func (c *calibration) written(name, fittedOn string, s *sim.Scenario) (*sim.Scen
 }
 
 // measuredCapacity is the calibrated model of runs that cannot be fitted
-// whole: the predicted model (file k mod K for run k) with the capacity
-// measured on each run alone (its claim rates), when it has a backlog of
-// claims to measure them by. Simulation.Borrowed says so.
-func (c *calibration) measuredCapacity() model {
-	m := model{role: report.Calibrated, borrowed: "network, detection and capacity.decide_per_s from the predicted model"}
+// whole: the predicted model as it predicts these runs (file k mod K for
+// run k, with what it takes from them: lab), with the capacity measured
+// on each run alone (its claim rates), when it has a backlog of claims to
+// measure them by. Simulation.Borrowed says so.
+func (c *calibration) measuredCapacity(lab []fit.Model) model {
+	m := model{role: report.Calibrated, borrowed: "network, detection and capacity.decide_per_s from the predicted model, as it predicts these runs"}
+	labHere := fit.LabOf(c.rep.Real)
 	for k, r := range c.rep.Real {
 		claims, err := fit.ClaimsOf([]*measured.Run{r})
 		if err != nil {
 			continue
 		}
-		p := c.predicted[k%len(c.predicted)]
+		p := lab[k%len(lab)]
 		p.Capacity.AdmitPerS, p.Capacity.WastedPerS = claims.AdmitPerS, claims.WastedPerS
-		m.scenarios = append(m.scenarios, p.Apply(c.s))
+		s, _ := labHere.Restarts(p.Apply(c.s))
+		m.scenarios = append(m.scenarios, s)
 		m.runs = append(m.runs, r.Run)
 	}
 	return m

@@ -255,6 +255,65 @@ func TestPredictionRestartsAsTheLabDid(t *testing.T) {
 	}
 }
 
+// TestUnfittedRunsArePredictedWithTheirLab: a skip storm nobody is
+// refused in cannot be fitted whole (no rejected retries), but its runs
+// measured the lab: the clients' notices, the survivor knowing of a
+// departure 0-100 ms after it (i ms at percent i), and a first wave
+// decided from 180 ms with the first notice at 40 ms. The predicted model
+// takes network.gone and first_out (140 ms) from them, and says so; the
+// calibrated one is that prediction with the run's own claim rate (10
+// claims 1 ms apart: 1,000/s). It was once the model file as written,
+// with none of this run's lab.
+func TestUnfittedRunsArePredictedWithTheirLab(t *testing.T) {
+	s, err := config.Load("../configs/metastable-lab-skip.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := prepare(s, Options{OutDir: t.TempDir(), Models: []string{labModel}, Replications: 2}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := syntheticRun(1, 1)
+	run.Handshakes = nil
+	run.GonePointsMs = make([]float64, measured.NoticePoints)
+	run.NoticePointsMs = make([]float64, measured.NoticePoints)
+	for i := range run.GonePointsMs {
+		run.GonePointsMs[i], run.NoticePointsMs[i] = float64(i), 40+float64(i)
+	}
+	c.rep.Real = []*measured.Run{run}
+	c.rep.Fit = fit.Fit{FirstWave: fit.FirstWave{Runs: []fit.WaveRun{{Run: 1}}, OnsetMs: 180, NoticeMs: 40}}
+	c.rep.FitError = "network: fewer than 3 rejected retries"
+	ms, err := c.models()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 2 || ms[0].role != report.Predicted || ms[1].role != report.Calibrated {
+		t.Fatalf("models %v, want predicted then calibrated", ms)
+	}
+	for _, m := range ms[:2] {
+		for _, p := range m.scenarios {
+			g, f := p.Network.GoneLeg, p.Network.FirstOutLeg
+			if g == nil || g.Dist != models.DistEmpirical || g.Points[100] != 100*time.Millisecond {
+				t.Errorf("%s: network.gone %+v, want the run's, 100 ms at 100 %%", m.role, g)
+			}
+			if f == nil || f.Dist != models.DistFixed || f.Value != 140*time.Millisecond {
+				t.Errorf("%s: network.first_out %+v, want fixed 140 ms", m.role, f)
+			}
+			if p.Detection.Delay.Dist != models.DistEmpirical || p.Detection.Delay.Points[0] != 40*time.Millisecond {
+				t.Errorf("%s: detection.delay %+v, want the run's notices", m.role, p.Detection.Delay)
+			}
+		}
+	}
+	if cal := ms[1].scenarios; len(cal) != 1 || cal[0].Capacity.AdmitPerS != 1000 {
+		t.Errorf("calibrated: %d scenarios, want one at the run's 1,000 claims/s", len(cal))
+	}
+	for _, want := range []string{"network.gone (3 of 3 files)", "network.first_out (3 of 3 files)"} {
+		if !strings.Contains(ms[0].borrowed, want) {
+			t.Errorf("predicted borrows %q, want %q named", ms[0].borrowed, want)
+		}
+	}
+}
+
 // TestARunThatCannotBeFittedAloneIsLeftOut: the calibrated model takes
 // each run's own fit; run 2 cannot be fitted alone (no rejected retry), so
 // the calibrated model takes run 1's and says so, rather than the pooled

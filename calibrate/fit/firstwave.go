@@ -6,6 +6,7 @@ import (
 
 	"stormsim/calibrate/measured"
 	"stormsim/internal/quantile"
+	"stormsim/models"
 )
 
 // The first wave's span runs between these quantiles of its decisions:
@@ -30,6 +31,28 @@ type FirstWave struct {
 	// DecidePerS is capacity.decide_per_s: how fast the survivor decides
 	// a backlog of handshakes.
 	DecidePerS float64 `json:"decide_per_s"`
+}
+
+// FirstOut is network.first_out as the first wave gives it: fixed at
+// OnsetMs - NoticeMs. False when no run's first wave was fitted.
+func (w FirstWave) FirstOut() (models.Distribution, bool) {
+	if len(w.Runs) == 0 {
+		return models.Distribution{}, false
+	}
+	return models.Distribution{Dist: models.DistFixed, Value: durationMs(w.OnsetMs - w.NoticeMs)}, true
+}
+
+// WithFirstOutOf returns m with network.first_out from w (FirstOut):
+// the first attempts' way in a storm whose runs fit a first wave but not
+// the rest (nobody refused: no legs to time). False, and m unchanged,
+// when w has none.
+func (m Model) WithFirstOutOf(w FirstWave) (Model, bool) {
+	d, ok := w.FirstOut()
+	if !ok {
+		return m, false
+	}
+	m.Network.FirstOutLeg = &d
+	return m, true
 }
 
 // WaveRun is one run's first wave.

@@ -116,11 +116,12 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	f.Shared = fitShared(runs)
 	f.Goaways = fitGoaways(runs)
 	f.Lab = LabOf(runs)
+	firstOut, _ := f.FirstWave.FirstOut()
 	f.Model = Model{
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS, GoawayPerS: f.Goaways.PerS},
 		Network: models.NetworkSpec{ServerTime: f.Legs.ServerTime, RejectTime: &models.Distribution{Dist: models.DistFixed},
-			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.OnsetMs - f.FirstWave.NoticeMs)},
+			OutLeg: &f.Legs.Out, BackLeg: &f.Legs.Back, FirstOutLeg: &firstOut,
 			FirstBackLeg: &f.Legs.FirstBack, SharedEvery: f.Shared.Every, DrainFirstOut: f.Goaways.DrainFirstOut()},
 		// The onset less the notice is the first attempt's way: a drained
 		// client, which notices at its close, takes it too.
@@ -128,6 +129,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	}
 	f.Model, _ = f.Model.WithLab(f.Lab)       // the notices themselves, when the runs kept them
 	f.Model, _ = f.Model.WithGoawaysOf(f.Lab) // the goaways' way, when the runs drained
+	f.Model, _ = f.Model.WithGoneOf(f.Lab)    // the departures' way, when the survivor dropped handshakes
 	if err := f.Model.Validate(); err != nil {
 		return f, fmt.Errorf("fitted model: %w", err)
 	}

@@ -43,6 +43,12 @@ type Lab struct {
 	// client's session ending, the one process reading a thousand closes.
 	// Empty for runs without a drain, or measured before they were kept.
 	GoawayLegsMs []float64 `json:"goaway_legs_ms,omitempty"`
+	// GoneMs are how long after a client gave up the survivor knew it had
+	// gone, ms at 0, 1, ..., 100 % (measured.Run.GonePointsMs; over
+	// several runs the median of each point): the one process firing its
+	// timeouts late and its closes reaching the survivor. Empty for runs
+	// in which the survivor dropped no handshake unclaimed.
+	GoneMs []float64 `json:"gone_ms,omitempty"`
 }
 
 // LabOf measures the lab's client process over runs. The machine's
@@ -53,8 +59,11 @@ func LabOf(runs []*measured.Run) Lab {
 	var clients []float64
 	var points [][]float64
 	var startups []float64
-	var legs [][]float64
+	var legs, gone [][]float64
 	for _, r := range runs {
+		if len(r.GonePointsMs) == measured.NoticePoints {
+			gone = append(gone, r.GonePointsMs)
+		}
 		if r.Drain != nil && len(r.Drain.GoawayLegsMs) >= minSamples {
 			legs = append(legs, measured.PointsOf(r.Drain.GoawayLegsMs))
 		}
@@ -86,7 +95,7 @@ func LabOf(runs []*measured.Run) Lab {
 	if len(startups) > 0 {
 		l.StartupMs = roundTo(quantile.Median(startups), 0.001)
 	}
-	l.NoticesMs, l.GoawayLegsMs = medianPoints(points), medianPoints(legs)
+	l.NoticesMs, l.GoawayLegsMs, l.GoneMs = medianPoints(points), medianPoints(legs), medianPoints(gone)
 	return l
 }
 
@@ -140,6 +149,19 @@ func (m Model) WithGoawaysOf(l Lab) (Model, bool) {
 		return m, false
 	}
 	m.Network.GoawayLeg = &d
+	return m, true
+}
+
+// WithGoneOf returns m with network.gone as l measured it: how long
+// after a client gave up the survivor knew, during which a gateway that
+// skips departed clients' handshakes still claims for them. False, and m
+// unchanged, when l measured none.
+func (m Model) WithGoneOf(l Lab) (Model, bool) {
+	d, ok := pointsDistribution(l.GoneMs)
+	if !ok {
+		return m, false
+	}
+	m.Network.GoneLeg = &d
 	return m, true
 }
 

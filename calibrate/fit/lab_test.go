@@ -203,3 +203,40 @@ func TestGoawayLegs(t *testing.T) {
 		t.Errorf("no drain of 3 clients or more: %+v (%v), want the model alone", m.Network.GoawayLeg, ok)
 	}
 }
+
+// TestGoneOf: three runs whose survivor knew of its clients' departures
+// i, 3i and 2i ms after their deadlines at percent i (and one that
+// dropped nothing): the lab is the median of each point, 2i ms, and
+// network.gone that empirical distribution.
+func TestGoneOf(t *testing.T) {
+	var runs []*measured.Run
+	for k, scale := range []float64{1, 3, 2} {
+		runs = append(runs, &measured.Run{Run: k + 1, GonePointsMs: pointsTimes(func(i int) float64 { return scale * float64(i) })})
+	}
+	runs = append(runs, &measured.Run{Run: 4})
+	l := LabOf(runs)
+	if want := pointsTimes(func(i int) float64 { return 2 * float64(i) }); !slices.Equal(l.GoneMs, want) {
+		t.Fatalf("gone %v, want 2i ms at percent i", l.GoneMs)
+	}
+	m, ok := Model{}.WithGoneOf(l)
+	g := m.Network.GoneLeg
+	if !ok || g == nil || g.Dist != models.DistEmpirical || g.Points[50] != 100*time.Millisecond || g.Points[100] != 200*time.Millisecond {
+		t.Fatalf("network.gone %+v (%v), want empirical, 100 ms at 50 %%, 200 ms at 100 %%", g, ok)
+	}
+	if m, ok := (Model{}).WithGoneOf(LabOf(runs[3:])); ok || m.Network.GoneLeg != nil {
+		t.Errorf("no handshake dropped: %+v (%v), want the model alone", m.Network.GoneLeg, ok)
+	}
+}
+
+// TestFirstOutOf: a first wave decided from 180 ms whose first clients
+// noticed at 40 ms gives network.first_out fixed at 140 ms; one with no
+// run fitted gives none.
+func TestFirstOutOf(t *testing.T) {
+	m, ok := Model{}.WithFirstOutOf(FirstWave{Runs: []WaveRun{{Run: 1}}, OnsetMs: 180, NoticeMs: 40})
+	if f := m.Network.FirstOutLeg; !ok || f == nil || f.Dist != models.DistFixed || f.Value != 140*time.Millisecond {
+		t.Errorf("first_out %+v (%v), want fixed 140 ms", f, ok)
+	}
+	if m, ok := (Model{}).WithFirstOutOf(FirstWave{}); ok || m.Network.FirstOutLeg != nil {
+		t.Errorf("no first wave: %+v (%v), want the model alone", m.Network.FirstOutLeg, ok)
+	}
+}

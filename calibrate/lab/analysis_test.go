@@ -258,3 +258,33 @@ func TestBusyWaysOfTheDrain(t *testing.T) {
 		t.Errorf("no drained session: %v, want none", got)
 	}
 }
+
+// TestGoneWays: with the origin at 4 ms, two clients' attempts sent at
+// 10 and 20 ms with a timeout of 100 ms have their deadlines at 110 and
+// 120 ms. The gateway dropped a's handshake at 121 ms (11 ms after its
+// deadline) and b's at 114 ms (6 ms before: the two clocks read a little
+// apart, counted as 0); c's, whose send the events lack, is left out.
+// Without a timeout nothing is measured.
+func TestGoneWays(t *testing.T) {
+	sent := func(ms float64, device string, attempt int64) client.Event {
+		return client.Event{Kind: client.EventAttempt, Sent: at(ms), Time: at(ms + 100), Device: device, DeviceAttempt: attempt}
+	}
+	events := []client.Event{sent(10, "a", 2), sent(20, "b", 3), sent(30, "b", 4)}
+	dropped := []droppedHandshake{{attemptKey{"a", 2}, 121 - 4}, {attemptKey{"b", 3}, 114 - 4}, {attemptKey{"c", 2}, 200}}
+	if got := goneWays(dropped, events, at(4), 100*time.Millisecond); !reflect.DeepEqual(got, []float64{11, 0}) {
+		t.Errorf("ways %v, want [11 0]", got)
+	}
+	if got := goneWays(dropped, events, at(4), 0); got != nil {
+		t.Errorf("without a timeout: %v, want none", got)
+	}
+}
+
+// TestDecisionsKeepTheDrops: an abandoned line written at 50 ms (the
+// origin at 10) is a decision at its token and a drop at 40 ms.
+func TestDecisionsKeepTheDrops(t *testing.T) {
+	line := logLine{Msg: logline.Abandoned, Time: at(50), Fields: map[string]any{logline.KeyDevice: "a", logline.KeyAttempt: 2.0, logline.KeyTokenMs: 25.0}}
+	d, err := decisionsOf([]logLine{line}, at(10), nil)
+	if err != nil || !reflect.DeepEqual(d.dropped, []droppedHandshake{{attemptKey{"a", 2}, 40}}) || len(d.abandonedMs) != 1 {
+		t.Errorf("drops %+v, decisions %v (%v), want a at 40 ms and one decision", d.dropped, d.abandonedMs, err)
+	}
+}

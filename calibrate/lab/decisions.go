@@ -20,13 +20,24 @@ type attemptKey struct {
 // gatewayDecisions are a gateway's admission decisions from its log, in ms
 // from the phase's origin.
 type gatewayDecisions struct {
-	claims        []measured.Claim // route claims: admitted handshakes, and wasted claims
-	abandonedMs   []float64        // decisions of handshakes admitted, then dropped unclaimed (--abandoned skip)
-	rejectsMs     []float64        // 429 decisions (a rejected line is written at its decision)
-	rejectDevices []string         // rejectDevices[i] is the device of rejectsMs[i] (the line names no attempt)
+	claims      []measured.Claim // route claims: admitted handshakes, and wasted claims
+	abandonedMs []float64        // decisions of handshakes admitted, then dropped unclaimed (--abandoned skip)
+	// dropped are those handshakes and when their lines were written: when
+	// the gateway, its wait for a claim ended by the client's close, knew
+	// the client had gone (ms from origin).
+	dropped       []droppedHandshake
+	rejectsMs     []float64 // 429 decisions (a rejected line is written at its decision)
+	rejectDevices []string  // rejectDevices[i] is the device of rejectsMs[i] (the line names no attempt)
 	// skewMs and slackMs describe the placement of the admitted decisions
 	// (measured.Series.ClockSkewMs and ClockSlackMs).
 	skewMs, slackMs float64
+}
+
+// droppedHandshake is a handshake the gateway dropped unclaimed
+// (logline.Abandoned) and when, ms from the origin.
+type droppedHandshake struct {
+	key    attemptKey
+	lineMs float64
 }
 
 // decisionsOf places a gateway's decisions in wall time, in ms from origin.
@@ -109,6 +120,7 @@ func decisionsOf(lines []logLine, origin time.Time, sent map[attemptKey]time.Tim
 		decided := ms(clock.Add(a.token).Sub(origin))
 		if a.msg == logline.Abandoned {
 			d.abandonedMs = append(d.abandonedMs, decided)
+			d.dropped = append(d.dropped, droppedHandshake{a.key, ms(a.at.Sub(origin))})
 			continue
 		}
 		d.claims = append(d.claims, measured.Claim{Device: a.key.device, Attempt: a.key.attempt,

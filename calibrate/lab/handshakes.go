@@ -116,3 +116,26 @@ func markLate(claims []measured.Claim, events []client.Event) {
 		}
 	}
 }
+
+// goneWays are, per handshake dropped unclaimed (dropped), the time from
+// its client's deadline (its send, in events, plus timeout) to the
+// gateway knowing the client had gone (its abandoned line), ms: the one
+// client process firing its timeout late and its close reaching the
+// gateway (network.gone). A drop without its send in events is left out,
+// and a line written before the deadline counts as 0 (the two clocks are
+// one wall clock, read a little apart).
+func goneWays(dropped []droppedHandshake, events []client.Event, origin time.Time, timeout time.Duration) []float64 {
+	if timeout <= 0 || len(dropped) == 0 {
+		return nil
+	}
+	sent := sentTimes(events)
+	out := make([]float64, 0, len(dropped))
+	for _, d := range dropped {
+		at, ok := sent[d.key]
+		if !ok {
+			continue
+		}
+		out = append(out, max(d.lineMs-ms(at.Add(timeout).Sub(origin)), 0))
+	}
+	return out
+}

@@ -360,6 +360,7 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 		return err
 	}
 	markLate(dec.claims, events)
+	res.GonePointsMs = measured.PointsOf(goneWays(dec.dropped, events, r.crashFrom, p.Policy.Timeout))
 	horizonMs := ms(p.Horizon)
 	res.Decisions, res.Claims, res.RejectsMs = dec.series(p.Window, horizonMs), dec.claims, dec.rejectsMs
 	attachDecisions(res.Handshakes, dec)

@@ -43,8 +43,15 @@ type Run struct {
 	// NoticePoints of them): how the lab's one client process got through
 	// its connections' resets, the more of them the longer. Empty in runs
 	// measured before they were kept.
-	NoticePointsMs      []float64 `json:"notice_points_ms,omitempty"`
-	Gateway429          int64     `json:"gateway_429"`           // the survivor's rejected{reason="429"} counter
+	NoticePointsMs []float64 `json:"notice_points_ms,omitempty"`
+	Gateway429     int64     `json:"gateway_429"` // the survivor's rejected{reason="429"} counter
+	// GonePointsMs are, for the handshakes the survivor dropped unclaimed
+	// (--abandoned skip), the time from each one's client's deadline (its
+	// send plus the policy's timeout) to the survivor's abandoned line, at
+	// 0, 1, ..., 100 % (nearest rank): how long after a client gave up its
+	// gateway knew (network.gone). Empty with none dropped, or for runs
+	// measured before they were kept.
+	GonePointsMs        []float64 `json:"gone_points_ms,omitempty"`
 	GatewayAdmitted     int64     `json:"gateway_admitted"`      // its admitted counter
 	GatewayPeakAccepted int64     `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
 	RoutesOnSurvivor    int64     `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm

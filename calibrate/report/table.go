@@ -147,6 +147,10 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 		add("goaways", fmt.Sprintf("network.goaway, from the drained gateway's goaway_sent line to the client's session's end: p2 %s, p50 %s, p98 %s",
 			fmtMs(g[2]), fmtMs(g[50]), fmtMs(g[98])))
 	}
+	if g := f.Lab.GoneMs; len(g) == measured.NoticePoints {
+		add("departures", fmt.Sprintf("network.gone, from a client's deadline to the survivor's abandoned line for it: p2 %s, p50 %s, p98 %s",
+			fmtMs(g[2]), fmtMs(g[50]), fmtMs(g[98])))
+	}
 	return t
 }
 
