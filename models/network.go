@@ -55,7 +55,7 @@ type NetworkSpec struct {
 	// that; one whose turn comes between the timeout and the notice is
 	// claimed, and the claim wasted. In the lab this is the one client
 	// process firing its timers late and its closes reaching the gateway
-	// (p50 3-50 ms, p90 17-120 ms at 1,900 clients on this project's
+	// (p50 6-11 ms, p90 27-84 ms at 1,700-1,900 clients on this project's
 	// machine), and a claim wasted there costs the gateway a claim where a
 	// skip costs it next to nothing. Each attempt draws its own. Absent,
 	// the gateway notices at the timeout.
