@@ -596,7 +596,7 @@ func (c *calibration) models() ([]model, error) {
 				if p, ok = p.WithLegsOf(c.rep.Fit.Model); ok {
 					withLegs++
 				}
-			} else if p, ok = p.WithFirstOutOf(c.rep.Fit.FirstWave); ok {
+			} else if p, ok = p.WithFirstOutOf(c.rep.Fit.FirstWave, labHere); ok {
 				withFirstOut++
 			}
 			lab = append(lab, p)
@@ -627,8 +627,8 @@ func (c *calibration) models() ([]model, error) {
 				withLegs, len(c.predicted)))
 		}
 		if withFirstOut > 0 {
-			borrowed = append(borrowed, fmt.Sprintf("network.first_out (%d of %d files): the first attempts' way, the onset less the first notice of these runs' first wave "+
-				"(the rest of the legs cannot be fitted on them)", withFirstOut, len(c.predicted)))
+			borrowed = append(borrowed, fmt.Sprintf("network.first_out (%d of %d files): the first attempts' way, the onset less the first notice of these runs' first wave, "+
+				"plus how late each client's first attempt was sent (the rest of the legs cannot be fitted on them)", withFirstOut, len(c.predicted)))
 		}
 		if restarts > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("deploy.startup %v: the lab's restart of a gateway measured on these runs (the config's %v)",

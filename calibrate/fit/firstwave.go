@@ -33,21 +33,33 @@ type FirstWave struct {
 	DecidePerS float64 `json:"decide_per_s"`
 }
 
-// FirstOut is network.first_out as the first wave gives it: fixed at
-// OnsetMs - NoticeMs. False when no run's first wave was fitted.
-func (w FirstWave) FirstOut() (models.Distribution, bool) {
+// FirstOut is network.first_out as the first wave gives it: the way
+// OnsetMs - NoticeMs, which the first clients took, plus how late each
+// client's first attempt was sent (late: Lab.FirstLateMs, points in ms),
+// the one client process firing its timers later the more clients it
+// holds; fixed at the way when late is empty (runs measured before it
+// was kept). False when no run's first wave was fitted.
+func (w FirstWave) FirstOut(late []float64) (models.Distribution, bool) {
 	if len(w.Runs) == 0 {
 		return models.Distribution{}, false
 	}
-	return models.Distribution{Dist: models.DistFixed, Value: durationMs(w.OnsetMs - w.NoticeMs)}, true
+	way := w.OnsetMs - w.NoticeMs
+	if len(late) < 2 {
+		return models.Distribution{Dist: models.DistFixed, Value: durationMs(way)}, true
+	}
+	points := make([]float64, len(late))
+	for i, l := range late {
+		points[i] = way + l
+	}
+	return pointsDistribution(points)
 }
 
-// WithFirstOutOf returns m with network.first_out from w (FirstOut):
-// the first attempts' way in a storm whose runs fit a first wave but not
-// the rest (nobody refused: no legs to time). False, and m unchanged,
-// when w has none.
-func (m Model) WithFirstOutOf(w FirstWave) (Model, bool) {
-	d, ok := w.FirstOut()
+// WithFirstOutOf returns m with network.first_out from w and the lab's
+// lateness l (FirstOut): the first attempts' way in a storm whose runs
+// fit a first wave but not the rest (nobody refused: no legs to time).
+// False, and m unchanged, when w has none.
+func (m Model) WithFirstOutOf(w FirstWave, l Lab) (Model, bool) {
+	d, ok := w.FirstOut(l.FirstLateMs)
 	if !ok {
 		return m, false
 	}

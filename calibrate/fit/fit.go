@@ -30,8 +30,10 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"send them: the initial jitter, the client process), and the backlog's, decisions / the time a backlog of " +
 	"requests sent but not yet decided existed; the onset, the median over the runs of the 2nd percentile of the first " +
 	"attempts' decisions after the kill, split in two: the median of the 2nd percentile of the clients' notices of " +
-	"the kill, and network.first_out (fixed), the rest: from a client's notice to its first attempt meeting the " +
-	"decision stage, for a crash's reset and a drain's close alike; detection (reset): the lab's client process, " +
+	"the kill, and the first clients' way, the rest: from a client's notice to its first attempt meeting the " +
+	"decision stage, for a crash's reset and a drain's close alike; network.first_out = that way plus how late each " +
+	"client's first attempt was sent after it was due (its notice plus the wait it drew; empirical, 101 quantiles, " +
+	"over several runs the median of each), fixed at the way for runs that did not keep it; detection (reset): the lab's client process, " +
 	"the clients' notices as measured (empirical, 101 quantiles, over several runs the median of each), or, for runs " +
 	"that did not keep them, the 2nd percentile as a fixed delay; " +
 	"the stage spreads a wave over max(initial_jitter, clients / decide_per_s), a function of the client count; " +
@@ -116,7 +118,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	f.Shared = fitShared(runs)
 	f.Goaways = fitGoaways(runs)
 	f.Lab = LabOf(runs)
-	firstOut, _ := f.FirstWave.FirstOut()
+	firstOut, _ := f.FirstWave.FirstOut(f.Lab.FirstLateMs)
 	f.Model = Model{
 		Capacity: models.CapacitySpec{AdmitPerS: f.Claims.AdmitPerS, WastedPerS: f.Claims.WastedPerS, Decide: models.DecideOnArrival,
 			DecidePerS: f.FirstWave.DecidePerS, GoawayPerS: f.Goaways.PerS},

@@ -49,6 +49,12 @@ type Lab struct {
 	// timeouts late and its closes reaching the survivor. Empty for runs
 	// in which the survivor dropped no handshake unclaimed.
 	GoneMs []float64 `json:"gone_ms,omitempty"`
+	// FirstLateMs are how late the clients' first attempts were sent, ms
+	// after they were due, at 0, 1, ..., 100 % (measured.Run.
+	// FirstLatePointsMs; over several runs the median of each point):
+	// network.first_out adds them to the first clients' way
+	// (FirstWave.FirstOut). Empty for runs measured before they were kept.
+	FirstLateMs []float64 `json:"first_late_ms,omitempty"`
 }
 
 // LabOf measures the lab's client process over runs. The machine's
@@ -59,8 +65,11 @@ func LabOf(runs []*measured.Run) Lab {
 	var clients []float64
 	var points [][]float64
 	var startups []float64
-	var legs, gone [][]float64
+	var legs, gone, late [][]float64
 	for _, r := range runs {
+		if len(r.FirstLatePointsMs) == measured.NoticePoints {
+			late = append(late, r.FirstLatePointsMs)
+		}
 		if len(r.GonePointsMs) == measured.NoticePoints {
 			gone = append(gone, r.GonePointsMs)
 		}
@@ -95,7 +104,7 @@ func LabOf(runs []*measured.Run) Lab {
 	if len(startups) > 0 {
 		l.StartupMs = roundTo(quantile.Median(startups), 0.001)
 	}
-	l.NoticesMs, l.GoawayLegsMs, l.GoneMs = medianPoints(points), medianPoints(legs), medianPoints(gone)
+	l.NoticesMs, l.GoawayLegsMs, l.GoneMs, l.FirstLateMs = medianPoints(points), medianPoints(legs), medianPoints(gone), medianPoints(late)
 	return l
 }
 

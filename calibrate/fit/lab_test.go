@@ -229,14 +229,35 @@ func TestGoneOf(t *testing.T) {
 }
 
 // TestFirstOutOf: a first wave decided from 180 ms whose first clients
-// noticed at 40 ms gives network.first_out fixed at 140 ms; one with no
-// run fitted gives none.
+// noticed at 40 ms gives network.first_out fixed at 140 ms without the
+// clients' lateness; with it (three runs whose first attempts were sent
+// i, 3i and 5i ms late at i %: the median 3i), 140 + 3i ms at i %; one
+// with no run fitted gives none.
 func TestFirstOutOf(t *testing.T) {
-	m, ok := Model{}.WithFirstOutOf(FirstWave{Runs: []WaveRun{{Run: 1}}, OnsetMs: 180, NoticeMs: 40})
+	wave := FirstWave{Runs: []WaveRun{{Run: 1}}, OnsetMs: 180, NoticeMs: 40}
+	m, ok := Model{}.WithFirstOutOf(wave, Lab{})
 	if f := m.Network.FirstOutLeg; !ok || f == nil || f.Dist != models.DistFixed || f.Value != 140*time.Millisecond {
 		t.Errorf("first_out %+v (%v), want fixed 140 ms", f, ok)
 	}
-	if m, ok := (Model{}).WithFirstOutOf(FirstWave{}); ok || m.Network.FirstOutLeg != nil {
+	var runs []*measured.Run
+	for _, k := range []float64{1, 3, 5} {
+		late := make([]float64, measured.NoticePoints)
+		for i := range late {
+			late[i] = k * float64(i)
+		}
+		runs = append(runs, &measured.Run{FirstLatePointsMs: late})
+	}
+	m, ok = Model{}.WithFirstOutOf(wave, LabOf(runs))
+	f := m.Network.FirstOutLeg
+	if !ok || f == nil || f.Dist != models.DistEmpirical || len(f.Points) != measured.NoticePoints {
+		t.Fatalf("first_out %+v (%v), want 101 empirical points", f, ok)
+	}
+	for i, p := range f.Points {
+		if want := time.Duration(140+3*i) * time.Millisecond; p != want {
+			t.Errorf("first_out point %d %v, want %v", i, p, want)
+		}
+	}
+	if m, ok := (Model{}).WithFirstOutOf(FirstWave{}, LabOf(runs)); ok || m.Network.FirstOutLeg != nil {
 		t.Errorf("no first wave: %+v (%v), want the model alone", m.Network.FirstOutLeg, ok)
 	}
 }

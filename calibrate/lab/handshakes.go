@@ -11,9 +11,11 @@ import (
 )
 
 // crashHandshakes are the answered attempts of the drop rounds begun after
-// origin (the crash storm's start), in ms from origin, and per client the
-// time until it saw its connection end.
-func crashHandshakes(events []client.Event, origin time.Time) (hs []measured.Handshake, noticeMs []float64) {
+// origin (the crash storm's start), in ms from origin, per client the
+// time until it saw its connection end, and per client how late its first
+// attempt was sent: after its drop round began (its notice) and the wait
+// it then drew, the one client process firing its timers late.
+func crashHandshakes(events []client.Event, origin time.Time) (hs []measured.Handshake, noticeMs, firstLateMs []float64) {
 	noticed := map[int]bool{}
 	planned := map[int]time.Time{} // when the client's next attempt was due
 	for _, ev := range events {
@@ -31,11 +33,20 @@ func crashHandshakes(events []client.Event, origin time.Time) (hs []measured.Han
 				noticed[ev.Client] = true
 				noticeMs = append(noticeMs, ms(ev.Time.Sub(origin)))
 			}
+		case client.EventRound:
+			if _, ok := planned[ev.Client]; !ok {
+				planned[ev.Client] = ev.Time.Add(ev.Wait)
+			}
 		case client.EventAttempt:
 			h := measured.Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
 				Status: ev.Status, SentMs: ms(ev.Sent.Sub(origin)), LatencyMs: ms(ev.Answered.Sub(ev.Sent))}
-			if due, ok := planned[ev.Client]; ok && ev.Attempt > 1 {
-				h.LagMs = max(ms(ev.Sent.Sub(due)), 0)
+			if due, ok := planned[ev.Client]; ok {
+				lag := max(ms(ev.Sent.Sub(due)), 0)
+				if ev.Attempt > 1 {
+					h.LagMs = lag
+				} else {
+					firstLateMs = append(firstLateMs, lag)
+				}
 			}
 			planned[ev.Client] = ev.Answered.Add(ev.Wait)
 			if ev.Status != 0 {
@@ -43,7 +54,7 @@ func crashHandshakes(events []client.Event, origin time.Time) (hs []measured.Han
 			}
 		}
 	}
-	return hs, noticeMs
+	return hs, noticeMs, firstLateMs
 }
 
 // sentTimes maps every attempt in events to when it was sent.

@@ -325,8 +325,9 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	if p.Horizon > 0 {
 		events = storm.Before(events, r.crashFrom.Add(p.Horizon))
 	}
-	var notice []float64
-	res.Handshakes, notice = crashHandshakes(events, r.crashFrom)
+	var notice, firstLate []float64
+	res.Handshakes, notice, firstLate = crashHandshakes(events, r.crashFrom)
+	res.FirstLatePointsMs = measured.PointsOf(firstLate)
 	res.NoticeMs = measured.NearestRank(notice)
 	if res.NoticePointsMs = measured.PointsOf(notice); len(res.NoticePointsMs) > 0 {
 		res.FirstNoticeMs = res.NoticePointsMs[2] // the 2nd percentile

@@ -51,7 +51,13 @@ type Run struct {
 	// 0, 1, ..., 100 % (nearest rank): how long after a client gave up its
 	// gateway knew (network.gone). Empty with none dropped, or for runs
 	// measured before they were kept.
-	GonePointsMs        []float64 `json:"gone_points_ms,omitempty"`
+	GonePointsMs []float64 `json:"gone_points_ms,omitempty"`
+	// FirstLatePointsMs are, per client, how late its first attempt of
+	// the storm was sent, ms after it was due (its notice plus the wait it
+	// drew then), at 0, 1, ..., 100 % (nearest rank): the one client
+	// process firing its timers late, the more clients the later. Empty
+	// in runs measured before they were kept.
+	FirstLatePointsMs   []float64 `json:"first_late_points_ms,omitempty"`
 	GatewayAdmitted     int64     `json:"gateway_admitted"`      // its admitted counter
 	GatewayPeakAccepted int64     `json:"gateway_peak_accepted"` // its most admissions in any window-long interval
 	RoutesOnSurvivor    int64     `json:"routes_on_survivor"`    // clients' routes on the survivor after the storm
