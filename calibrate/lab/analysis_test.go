@@ -130,8 +130,10 @@ func TestPeakInWindow(t *testing.T) {
 // counts as the notice (12 ms); sends are in ms from the origin; the
 // retry, due at the 429's answer plus the 200 ms wait then chosen (247
 // ms), was sent 3 ms late, and the first attempt, due at the notice plus
-// the 30 ms wait drawn then (42 ms), 3 ms late too; the start round's
-// attempt is not the storm's.
+// the 30 ms wait drawn then (42 ms), 3 ms late too; a second drop round's
+// first attempt, due at its start plus its wait (310 ms), 10 ms late,
+// not against the previous answer; the start round's attempt is not the
+// storm's.
 func TestCrashHandshakes(t *testing.T) {
 	events := []client.Event{
 		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundStart, Time: at(-500), Sent: at(-510), Answered: at(-500), Status: 101, Attempt: 1},
@@ -139,11 +141,14 @@ func TestCrashHandshakes(t *testing.T) {
 		{Kind: client.EventRound, Client: 0, RoundKind: client.RoundDrop, Time: at(12), Wait: 30 * time.Millisecond},
 		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(47), Sent: at(45), Answered: at(47), Status: 429, Attempt: 1, Wait: 200 * time.Millisecond},
 		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(260), Sent: at(250), Answered: at(260), Status: 101, Attempt: 2},
+		{Kind: client.EventRound, Client: 0, RoundKind: client.RoundDrop, Time: at(300), Wait: 10 * time.Millisecond},
+		{Kind: client.EventAttempt, Client: 0, RoundKind: client.RoundDrop, Time: at(330), Sent: at(320), Answered: at(330), Status: 101, Attempt: 1},
 	}
 	hs, notice, late := crashHandshakes(events, origin)
-	want := []measured.Handshake{{Attempt: 1, Status: 429, SentMs: 45, LatencyMs: 2}, {Attempt: 2, Status: 101, SentMs: 250, LatencyMs: 10, LagMs: 3}}
-	if !reflect.DeepEqual(hs, want) || !reflect.DeepEqual(notice, []float64{12}) || !reflect.DeepEqual(late, []float64{3}) {
-		t.Errorf("crashHandshakes = %+v, %v, %v\nwant             %+v, [12], [3]", hs, notice, late, want)
+	want := []measured.Handshake{{Attempt: 1, Status: 429, SentMs: 45, LatencyMs: 2}, {Attempt: 2, Status: 101, SentMs: 250, LatencyMs: 10, LagMs: 3},
+		{Attempt: 1, Status: 101, SentMs: 320, LatencyMs: 10}}
+	if !reflect.DeepEqual(hs, want) || !reflect.DeepEqual(notice, []float64{12}) || !reflect.DeepEqual(late, []float64{3, 10}) {
+		t.Errorf("crashHandshakes = %+v, %v, %v\nwant             %+v, [12], [3 10]", hs, notice, late, want)
 	}
 }
 

@@ -34,9 +34,7 @@ func crashHandshakes(events []client.Event, origin time.Time) (hs []measured.Han
 				noticeMs = append(noticeMs, ms(ev.Time.Sub(origin)))
 			}
 		case client.EventRound:
-			if _, ok := planned[ev.Client]; !ok {
-				planned[ev.Client] = ev.Time.Add(ev.Wait)
-			}
+			planned[ev.Client] = ev.Time.Add(ev.Wait) // a round's first attempt is due after its wait
 		case client.EventAttempt:
 			h := measured.Handshake{Device: ev.Device, DeviceAttempt: ev.DeviceAttempt, Attempt: ev.Attempt,
 				Status: ev.Status, SentMs: ms(ev.Sent.Sub(origin)), LatencyMs: ms(ev.Answered.Sub(ev.Sent))}
