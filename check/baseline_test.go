@@ -80,18 +80,18 @@ func TestCompareSeries(t *testing.T) {
 		compared int      // series of the baseline compared
 		want     []string // drift lines
 	}{
-		{"identical", base, withSeries(10, 20, 30), 7, nil},
-		{"within tolerance", base, withSeries(10, 21, 29), 7, nil},
-		{"one value", base, withSeries(10, 20, 40), 7,
+		{"identical", base, withSeries(10, 20, 30), 8, nil},
+		{"within tolerance", base, withSeries(10, 21, 29), 8, nil},
+		{"one value", base, withSeries(10, 20, 40), 8,
 			[]string{"results[full].series.attempts: 1 of 3 windows differ, the most at [2]: 30 in the baseline, 40 now (+33.33%)"}},
-		{"two values, the largest change reported", base, withSeries(9, 20, 20), 7,
+		{"two values, the largest change reported", base, withSeries(9, 20, 20), 8,
 			[]string{"results[full].series.attempts: 2 of 3 windows differ from [0] on, the most at [2]: 30 in the baseline, 20 now (-33.33%)"}},
-		{"a trailing empty window is none", base, withSeries(10, 20, 30, 0, 0), 7, nil},
-		{"trailing empty windows in the baseline too", withSeries(10, 20, 30, 0), withSeries(10, 20, 30), 7, nil},
-		{"longer now: the windows both have", base, withSeries(10, 20, 30, 5), 7, nil},
-		{"shorter now, and a change", base, withSeries(10, 25), 7,
+		{"a trailing empty window is none", base, withSeries(10, 20, 30, 0, 0), 8, nil},
+		{"trailing empty windows in the baseline too", withSeries(10, 20, 30, 0), withSeries(10, 20, 30), 8, nil},
+		{"longer now: the windows both have", base, withSeries(10, 20, 30, 5), 8, nil},
+		{"shorter now, and a change", base, withSeries(10, 25), 8,
 			[]string{"results[full].series.attempts: 1 of 2 windows differ (the baseline has 3 windows, this run 2), the most at [1]: 20 in the baseline, 25 now (+25.00%)"}},
-		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 7, []string{
+		{"policy gone", base, docWith(sim.Result{Policy: "other"}), 8, []string{
 			"results[full].series.attempts: 3 values in the baseline, no series now", "results[full].series.accepts: 3 values in the baseline, no series now",
 		}},
 		{"a baseline without series compares none", docWith(sim.Result{Policy: "full"}), withSeries(10, 20, 30), 0, nil},

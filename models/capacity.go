@@ -117,6 +117,14 @@ const (
 	DecideOnArrival Decide = "arrival" // when it arrives, before any claim work
 )
 
+// DecidesApart reports whether a gateway may decide a handshake's
+// admission later than its arrival: at its turn, or after a decision
+// stage (DecidePerS). A gateway's log counts its decisions, so a storm
+// compared with one counts them too (sim.Series.Decided).
+func (c *CapacitySpec) DecidesApart() bool {
+	return c.Decide != DecideOnArrival || c.DecidePerS > 0
+}
+
 // Validate checks the spec.
 func (c *CapacitySpec) Validate() error {
 	if !(c.AdmitPerS > 0) || c.AdmitPerS > 1e9 {

@@ -102,17 +102,16 @@ func TestCapacityDecidesOnArrival(t *testing.T) {
 // 400, 570), decisions [4 0 3 0 2 1], last connect 600 ms. And
 // three clients into an unlimited gateway deciding 50/s with claims at
 // 10/s are decided at 20, 40, 60 and connected at 120, 220, 320: the
-// claims queue behind the decisions.
+// claims queue behind the decisions. Cut at 50 ms, two of them are
+// decided (at 20 and 40) and none is answered; decided on arrival with no
+// stage, no decided series is kept (it would be the attempts).
 func TestCapacityDecisionStage(t *testing.T) {
 	s := resolved(t, &Scenario{Clients: 4, Admission: models.AdmissionSpec{Kind: "token_bucket", Rate: 10, Burst: 1},
 		Policies: []policies.Spec{{Kind: "fixed", Base: 150 * time.Millisecond}},
 		Metrics:  Metrics{Window: 100 * time.Millisecond},
 		Capacity: &models.CapacitySpec{AdmitPerS: 100, Decide: models.DecideOnArrival, DecidePerS: 50}})
 	r := runFirst(t, s)
-	decisions := make([]int64, len(r.Series.Accepts))
-	for w := range decisions {
-		decisions[w] = r.Series.Accepts[w] + r.Series.Rejects[w]
-	}
+	decisions := r.Series.Decided
 	if r.Attempts != 10 || lastConnectMs(r) != 600 || !reflect.DeepEqual(r.Series.Attempts, []int64{4, 1, 2, 1, 1, 1}) ||
 		!reflect.DeepEqual(decisions, []int64{4, 0, 3, 0, 2, 1}) {
 		t.Errorf("attempts %d, last connect %v ms, attempts %v and decisions %v per window; want 10, 600, [4 1 2 1 1 1], [4 0 3 0 2 1]",
@@ -125,6 +124,15 @@ func TestCapacityDecisionStage(t *testing.T) {
 	r = runFirst(t, q)
 	if want := (Quantiles{P50: 220, P90: 320, P99: 320, Max: 320}); r.ConnectMs != want || !reflect.DeepEqual(r.Series.Attempts, []int64{3}) {
 		t.Errorf("unlimited: connects %+v, attempts per window %v; want %+v, [3]", r.ConnectMs, r.Series.Attempts, want)
+	}
+	q.Horizon = 50 * time.Millisecond
+	r = runFirst(t, q)
+	if !reflect.DeepEqual(r.Series.Decided, []int64{2}) || !reflect.DeepEqual(r.Series.Attempts, []int64{3}) || r.Accepted != 0 {
+		t.Errorf("cut at 50 ms: decided %v, attempts %v, accepted %d; want [2], [3], 0", r.Series.Decided, r.Series.Attempts, r.Accepted)
+	}
+	q.Horizon, q.Capacity.DecidePerS = 0, 0
+	if r = runFirst(t, q); r.Series.Decided != nil {
+		t.Errorf("decided on arrival: decided series %v, want none", r.Series.Decided)
 	}
 }
 

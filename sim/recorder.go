@@ -14,6 +14,7 @@ type recorder struct {
 	attempts    windowSeries
 	accepts     windowSeries
 	rejects     windowSeries
+	decided     windowSeries // admission decisions by when made (decisions runs)
 	goodput     windowSeries // claims done whose answer reached the client in time (tracked runs)
 	wasted      windowSeries // claims done for clients that had gone (tracked runs)
 	queue       windowSeries // handshakes waiting at each window's end, all gateways (tracked runs)
@@ -22,6 +23,7 @@ type recorder struct {
 	unavailable int64
 	gateways    []gatewaySeries // per pool gateway; empty without a pool
 	tracked     bool            // goodput and queue are kept
+	decisions   bool            // decided is kept (models.CapacitySpec.DecidesApart)
 	allGateways bool            // gateway 0 serves too (a deploy), so its series are kept
 
 	// Connect times arrive in non-decreasing order without network latency;
@@ -35,9 +37,10 @@ type recorder struct {
 
 type gatewaySeries struct{ attempts, accepts, rejects, goodput, wasted, queue windowSeries }
 
-// init prepares the recorder; tracked adds the goodput and queue series.
-func (r *recorder) init(window time.Duration, gateways, clients int, tracked bool) {
-	r.width, r.tracked = window, tracked
+// init prepares the recorder; tracked adds the goodput and queue series,
+// decisions the decided one.
+func (r *recorder) init(window time.Duration, gateways, clients int, tracked, decisions bool) {
+	r.width, r.tracked, r.decisions = window, tracked, decisions
 	r.deltas = make([]byte, 0, 2*clients+16) // most gaps fit two varint bytes
 	r.gateways = make([]gatewaySeries, gateways)
 	r.queue.level = true
@@ -51,7 +54,12 @@ func (r *recorder) init(window time.Duration, gateways, clients int, tracked boo
 	if tracked {
 		per = 6
 	}
-	r.limit = seriesLimit(len(all) / 6 * per)
+	n := len(all) / 6 * per
+	if decisions {
+		all = append(all, &r.decided)
+		n++
+	}
+	r.limit = seriesLimit(n)
 	for _, ws := range all {
 		r.track(ws)
 	}
@@ -93,6 +101,9 @@ func (r *recorder) attempt(t, decided time.Duration, settled bool, out outcome, 
 		r.gateways[gw].rejects.add(w, 1)
 	}
 }
+
+// decision records an admission decision made at t, before the horizon.
+func (r *recorder) decision(t time.Duration) { r.decided.add(r.index(t), 1) }
 
 // plainAttempt is attempt for a plain storm's attempt, settled at its
 // arrival t (before the horizon) at the one gateway, admitted or not.
@@ -203,7 +214,7 @@ func (r *recorder) result(policy string, clients int, cutAt time.Duration) Resul
 	}
 	res := Result{Policy: policy, Clients: clients, WindowMs: ms(r.width)}
 	res.Abandoned, res.Refused, res.Unavailable = r.abandoned, r.refused, r.unavailable
-	res.Series = r.trimmed(windows, &r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue)
+	res.Series = r.trimmed(windows, &r.attempts, &r.accepts, &r.rejects, &r.goodput, &r.wasted, &r.queue, &r.decided)
 	for w := range res.Series.Attempts {
 		res.Attempts += res.Series.Attempts[w]
 		res.Accepted += res.Series.Accepts[w]
@@ -223,7 +234,7 @@ func (r *recorder) result(policy string, clients int, cutAt time.Duration) Resul
 	}
 	for g := first; g < len(r.gateways); g++ {
 		s := &r.gateways[g]
-		gr := GatewayResult{Gateway: g, Series: r.trimmed(windows, &s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue)}
+		gr := GatewayResult{Gateway: g, Series: r.trimmed(windows, &s.attempts, &s.accepts, &s.rejects, &s.goodput, &s.wasted, &s.queue, nil)}
 		for w := range gr.Series.Attempts {
 			gr.Attempts += gr.Series.Attempts[w]
 			gr.Accepted += gr.Series.Accepts[w]
@@ -238,11 +249,15 @@ func (r *recorder) result(policy string, clients int, cutAt time.Duration) Resul
 // trimmed returns the series without the windows after the last one that
 // holds anything, or the first windows of them when that is more, padded
 // to one length, never nil; goodput and queue only when the run tracks
-// them.
-func (r *recorder) trimmed(windows int, attempts, accepts, rejects, goodput, wasted, queue *windowSeries) Series {
+// them, decided (nil for a gateway's own) when it keeps decisions.
+func (r *recorder) trimmed(windows int, attempts, accepts, rejects, goodput, wasted, queue, decided *windowSeries) Series {
 	end := max(windows, lastNonZero(attempts.v)+1, lastNonZero(accepts.v)+1, lastNonZero(rejects.v)+1)
 	if r.tracked {
 		end = max(end, lastNonZero(goodput.v)+1, lastNonZero(wasted.v)+1, lastNonZero(queue.v)+1)
+	}
+	keepDecided := r.decisions && decided != nil
+	if keepDecided {
+		end = max(end, lastNonZero(decided.v)+1)
 	}
 	pad := func(s []int64) []int64 {
 		out := make([]int64, end)
@@ -252,6 +267,9 @@ func (r *recorder) trimmed(windows int, attempts, accepts, rejects, goodput, was
 	out := Series{Attempts: pad(attempts.v), Accepts: pad(accepts.v), Rejects: pad(rejects.v)}
 	if r.tracked {
 		out.Goodput, out.Wasted, out.Queue = pad(goodput.v), pad(wasted.v), pad(queue.v)
+	}
+	if keepDecided {
+		out.Decided = pad(decided.v)
 	}
 	return out
 }

@@ -48,6 +48,13 @@ type Series struct {
 	Attempts []int64 `json:"attempts"`
 	Accepts  []int64 `json:"accepts"`
 	Rejects  []int64 `json:"rejects"`
+	// Decided counts the admission decisions (admitted, also those then
+	// dropped unclaimed, or rejected) in the window of their decision,
+	// before the horizon: where a gateway's log puts them. It is present
+	// when the capacity decides apart from arrival
+	// (models.CapacitySpec.DecidesApart), where Attempts, counted at
+	// arrival, may lie up to a queue's wait earlier.
+	Decided []int64 `json:"decided,omitempty"`
 	// Goodput counts the route claims done (their answer leaving the
 	// gateway) whose client was still there: useful work. Wasted counts
 	// those whose client had gone. Both are counted when the claim's work

@@ -160,7 +160,7 @@ func newStorm(s *Scenario, b *policies.Backoff, seed uint64) *storm {
 	if st.queues != nil {
 		st.end.lines = make([]waitLine, len(st.queues))
 	}
-	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome())
+	st.rec.init(s.Metrics.Window, st.gatewayCount(), s.Clients, s.TracksOutcome(), s.Capacity != nil && s.Capacity.DecidesApart())
 	st.plain = st.net == nil && st.pool == nil && st.queues == nil && st.timeout == 0 && s.Deploy == nil
 	st.fullOnly = st.b.FullJitterOnly(st.retryAfter) && st.prev == nil
 	st.slots, _ = st.adm.(*models.Slots)
@@ -370,6 +370,9 @@ func (st *storm) handle(t time.Duration, c, attempts, pay, ahead uint32) (next t
 		st.end.waiting++
 	}
 	st.rec.attempt(t, decided, settled, out, gw, dropped)
+	if st.rec.decisions && (out == admitted || out == rejected) && decided < st.horizon {
+		st.rec.decision(decided)
+	}
 	if out == admitted {
 		if st.pool != nil {
 			st.pool.conns[gw]++ // the balancer counts the connection from its admission
