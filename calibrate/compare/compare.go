@@ -153,6 +153,26 @@ func Converged(runs []*measured.Run) bool {
 	return true
 }
 
+// decisions is a simulated storm's attempts per window where a real
+// run's are counted, at the gateway's admission decisions: its decided
+// series, or its attempts when the model decides on arrival.
+func decisions(s *sim.Result) []int64 {
+	if s.Series.Decided != nil {
+		return s.Series.Decided
+	}
+	return s.Series.Attempts
+}
+
+// firstNonZero is v's first value that is not 0, 0 if none.
+func firstNonZero(v []int64) int64 {
+	for _, x := range v {
+		if x != 0 {
+			return x
+		}
+	}
+	return 0
+}
+
 func sum(v []int64) (n int64) {
 	for _, x := range v {
 		n += x
@@ -176,9 +196,9 @@ var metricDefs = []metricDef{
 	scalar("rejected", "count", 0, func(r *measured.Run) float64 { return float64(r.Crash.Rejected) },
 		func(s *sim.Result) float64 { return float64(s.Rejected) }),
 	scalar("first_window_attempts", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.FirstWindowAttempts) },
-		func(s *sim.Result) float64 { return float64(s.FirstWindowAttempts) }),
+		func(s *sim.Result) float64 { return float64(firstNonZero(decisions(s))) }),
 	scalar("peak_attempts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAttemptsPerWindow) },
-		func(s *sim.Result) float64 { return float64(s.PeakAttemptsPerWindow) }),
+		func(s *sim.Result) float64 { return float64(slices.Max(append(decisions(s), 0))) }),
 	scalar("peak_accepts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAcceptsPerWindow) },
 		func(s *sim.Result) float64 { return float64(s.PeakAcceptsPerWindow) }),
 	scalar("connect_ms.p50", "ms", 0, func(r *measured.Run) float64 { return r.Crash.ConnectMs.P50 },
@@ -502,7 +522,7 @@ func outcomeSeries(v func(*measured.Outcome) []int64) func(*measured.Run) []floa
 }
 
 var seriesDefs = []seriesOf{
-	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true, always},
+	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(decisions(s)) }, true, true, always},
 	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 	// Claims done per window: useful ones (the client was still there) and
 	// wasted ones, by when they were done; storms with a horizon only.
@@ -530,7 +550,7 @@ var seriesDefs = []seriesOf{
 // every handshake, and the accepted ones, per window.
 var deploySeriesDefs = []seriesOf{
 	{"deploy.attempts", deploySeries(func(s storm.Series) []int64 { return s.Attempts }),
-		func(s *sim.Result) []float64 { return int64s(s.Series.Attempts) }, true, true, always},
+		func(s *sim.Result) []float64 { return int64s(decisions(s)) }, true, true, always},
 	{"deploy.accepts", deploySeries(func(s storm.Series) []int64 { return s.Accepts }),
 		func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 }

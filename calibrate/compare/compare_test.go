@@ -158,6 +158,35 @@ func TestCompareSeriesSpread(t *testing.T) {
 	}
 }
 
+// TestCompareAtTheDecisions: a model that decides apart from arrival
+// arrives [30 0] and decides [10 20]; the real run's log counts its
+// decisions, [10 20], so the series lies inside in both windows and the
+// first window's attempts are 10 and the peak 20. A model deciding on
+// arrival (no decided series) is compared by its attempts.
+func TestCompareAtTheDecisions(t *testing.T) {
+	real := []*measured.Run{{Decisions: measured.Series{Attempts: []int64{10, 20}, Accepts: []int64{10, 20}, FirstWindowAttempts: 10, PeakAttemptsPerWindow: 20},
+		Crash: storm.Summary{Clients: 30, Attempts: 30}}}
+	conv := 500.0
+	rep := sim.Result{Clients: 30, Attempts: 30, FirstWindowAttempts: 30, PeakAttemptsPerWindow: 30, ConvergenceMs: &conv,
+		Series: sim.Series{Attempts: []int64{30, 0}, Decided: []int64{10, 20}, Accepts: []int64{10, 20}}}
+	reps := []sim.Result{rep, rep, rep}
+	a := Series(real, reps, 250)[0]
+	if a.Series != "attempts" || a.WindowsInsideEnvelope != 2 || a.SimMean[0] != 10 || a.SimMean[1] != 20 {
+		t.Errorf("at the decisions: %+v, want [10 20] inside in both windows", a)
+	}
+	for _, m := range Metrics(real, reps, 0) {
+		if (m.Metric == "first_window_attempts" && m.SimMean != 10) || (m.Metric == "peak_attempts_per_window" && m.SimMean != 20) {
+			t.Errorf("%s: simulated %v, want %v", m.Metric, m.SimMean, map[string]float64{"first_window_attempts": 10, "peak_attempts_per_window": 20}[m.Metric])
+		}
+	}
+	for i := range reps {
+		reps[i].Series.Decided = nil
+	}
+	if a := Series(real, reps, 250)[0]; a.SimMean[0] != 30 || a.WindowsInsideEnvelope != 0 {
+		t.Errorf("at arrival: %+v, want [30 0], no window inside", a)
+	}
+}
+
 // TestAllowedOutside: with 200 replications a window falls outside by
 // chance with p = 2/201; over 11 windows P(X >= 1) = 10% but P(X >= 2) =
 // 0.5%, so one window may be outside. With 3 replications (p = 1/2) over 2
