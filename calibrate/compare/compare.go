@@ -156,11 +156,11 @@ func Converged(runs []*measured.Run) bool {
 // decisions is a simulated storm's attempts per window where a real
 // run's are counted, at the gateway's admission decisions: its decided
 // series, or its attempts when the model decides on arrival.
-func decisions(s *sim.Result) []int64 {
-	if s.Series.Decided != nil {
-		return s.Series.Decided
+func decisions(s *sim.Series) []int64 {
+	if s.Decided != nil {
+		return s.Decided
 	}
-	return s.Series.Attempts
+	return s.Attempts
 }
 
 // firstNonZero is v's first value that is not 0, 0 if none.
@@ -196,9 +196,9 @@ var metricDefs = []metricDef{
 	scalar("rejected", "count", 0, func(r *measured.Run) float64 { return float64(r.Crash.Rejected) },
 		func(s *sim.Result) float64 { return float64(s.Rejected) }),
 	scalar("first_window_attempts", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.FirstWindowAttempts) },
-		func(s *sim.Result) float64 { return float64(firstNonZero(decisions(s))) }),
+		func(s *sim.Result) float64 { return float64(firstNonZero(decisions(&s.Series))) }),
 	scalar("peak_attempts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAttemptsPerWindow) },
-		func(s *sim.Result) float64 { return float64(slices.Max(append(decisions(s), 0))) }),
+		func(s *sim.Result) float64 { return float64(slices.Max(append(decisions(&s.Series), 0))) }),
 	scalar("peak_accepts_per_window", "count", 0, func(r *measured.Run) float64 { return float64(r.Decisions.PeakAcceptsPerWindow) },
 		func(s *sim.Result) float64 { return float64(s.PeakAcceptsPerWindow) }),
 	scalar("connect_ms.p50", "ms", 0, func(r *measured.Run) float64 { return r.Crash.ConnectMs.P50 },
@@ -522,7 +522,7 @@ func outcomeSeries(v func(*measured.Outcome) []int64) func(*measured.Run) []floa
 }
 
 var seriesDefs = []seriesOf{
-	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(decisions(s)) }, true, true, always},
+	{"attempts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Attempts) }, func(s *sim.Result) []float64 { return int64s(decisions(&s.Series)) }, true, true, always},
 	{"accepts", func(r *measured.Run) []float64 { return int64s(r.Decisions.Accepts) }, func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 	// Claims done per window: useful ones (the client was still there) and
 	// wasted ones, by when they were done; storms with a horizon only.
@@ -537,11 +537,12 @@ var seriesDefs = []seriesOf{
 		return cumulativeFraction(int64s(r.Decisions.Accepts), r.Crash.Clients)
 	},
 		func(s *sim.Result) []float64 { return cumulativeFraction(int64s(s.Series.Accepts), s.Clients) }, false, false, always},
-	// A drain's handshakes per window from its SIGTERM, the real ones by
-	// the midpoint of their sending and their answer: judged when the
-	// drain section paced it.
+	// A drain's handshakes per window from its SIGTERM, at the fresh
+	// gateway's decisions (the real ones by the midpoint of their sending
+	// and their answer when its log has none): judged when the drain
+	// section paced it.
 	{"drain.attempts", drainSeries(func(s storm.Series) []int64 { return s.Attempts }),
-		simDrainSeries(func(s *sim.Series) []int64 { return s.Attempts }), true, false, paced},
+		simDrainSeries(decisions), true, false, paced},
 	{"drain.accepts", drainSeries(func(s storm.Series) []int64 { return s.Accepts }),
 		simDrainSeries(func(s *sim.Series) []int64 { return s.Accepts }), true, false, paced},
 }
@@ -550,7 +551,7 @@ var seriesDefs = []seriesOf{
 // every handshake, and the accepted ones, per window.
 var deploySeriesDefs = []seriesOf{
 	{"deploy.attempts", deploySeries(func(s storm.Series) []int64 { return s.Attempts }),
-		func(s *sim.Result) []float64 { return int64s(decisions(s)) }, true, true, always},
+		func(s *sim.Result) []float64 { return int64s(decisions(&s.Series)) }, true, true, always},
 	{"deploy.accepts", deploySeries(func(s storm.Series) []int64 { return s.Accepts }),
 		func(s *sim.Result) []float64 { return int64s(s.Series.Accepts) }, true, true, always},
 }

@@ -187,6 +187,36 @@ func TestCompareAtTheDecisions(t *testing.T) {
 	}
 }
 
+// TestDrainAtTheDecisions: a drain's attempts are compared where the
+// fresh gateway's log counts them, at its decisions: the simulated drain's
+// decided series [10 20] against the real [10 20] is inside in both
+// windows, where its attempts by arrival, [30 0], would be in neither.
+func TestDrainAtTheDecisions(t *testing.T) {
+	dec := measured.Series{Attempts: []int64{10, 20}, Accepts: []int64{10, 20}}
+	real := []*measured.Run{{Crash: storm.Summary{Clients: 30, Attempts: 30},
+		Drain: &measured.Drain{Pace: "spread:over=5s", Decisions: &dec, Summary: storm.Summary{Attempts: 30, ConvergenceMs: 500}}}}
+	series := sim.Series{Attempts: []int64{30, 0}, Decided: []int64{10, 20}, Accepts: []int64{10, 20}}
+	rep := sim.Result{Clients: 30, Attempts: 30, Series: series}
+	rep.Drain = &sim.DrainResult{Attempts: 30, DrainMs: 500, Series: &series}
+	reps := []sim.Result{rep, rep, rep}
+	drainAttempts := func() SeriesComparison {
+		for _, s := range Series(real, reps, 250) {
+			if s.Series == "drain.attempts" {
+				return s
+			}
+		}
+		t.Fatal("no drain.attempts series")
+		return SeriesComparison{}
+	}
+	if a := drainAttempts(); a.SimMean[0] != 10 || a.SimMean[1] != 20 || a.WindowsInsideEnvelope != 2 {
+		t.Errorf("at the decisions: %+v, want [10 20] inside in both windows", a)
+	}
+	series.Decided = nil
+	if a := drainAttempts(); a.SimMean[0] != 30 || a.WindowsInsideEnvelope != 0 {
+		t.Errorf("at arrival: %+v, want [30 0], no window inside", a)
+	}
+}
+
 // TestAllowedOutside: with 200 replications a window falls outside by
 // chance with p = 2/201; over 11 windows P(X >= 1) = 10% but P(X >= 2) =
 // 0.5%, so one window may be outside. With 3 replications (p = 1/2) over 2
