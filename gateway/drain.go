@@ -79,7 +79,7 @@ func (g *Gateway) drain(stopLease func(), taken bool) error {
 		released, err = g.deps.Leases.ReleaseGateway(rctx, g.cfg.ID)
 		cancel()
 	}
-	args := []any{logline.KeyGoaway, g.goawaySent.Load(), "forced", forced, logline.KeyLeftoverRoutes, released,
+	args := []any{logline.KeyGoaway, g.goawaySent.Load(), logline.KeyFailedGoaways, g.goawayFailed.Load(), "forced", forced, logline.KeyLeftoverRoutes, released,
 		logline.KeyCutGoaways, cut, logline.KeyLastGoawayMs, last.Milliseconds(), "duration_ms", time.Since(began).Milliseconds()}
 	if err != nil {
 		args = append(args, "err", err.Error())

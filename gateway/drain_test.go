@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -305,5 +307,97 @@ func TestDrainWaitsForAReregistrationInFlight(t *testing.T) {
 	}
 	if n, err := s.RouteCount(context.Background(), cfg.ID); err != nil || n != 0 {
 		t.Errorf("%d routes of the drained gateway left (%v): a re-registration wrote after the drain's final delete", n, err)
+	}
+}
+
+// failingWrites hands out connections whose writes can be made to fail,
+// as a socket whose peer has stopped reading fails its write bound.
+type failingWrites struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*failingConn
+}
+
+type failingConn struct {
+	net.Conn
+	fail atomic.Bool
+}
+
+func (l *failingWrites) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	fc := &failingConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, fc)
+	l.mu.Unlock()
+	return fc, nil
+}
+
+func (c *failingConn) Write(p []byte) (int, error) {
+	if c.fail.Load() {
+		return 0, errors.New("injected write failure")
+	}
+	return c.Conn.Write(p)
+}
+
+// TestFailedGoawayIsSaid: a goaway the gateway cannot write is logged with
+// its error (goaway_failed) and counted in drain_done's failed_goaways, so
+// drain_done's goaway plus failed_goaways is every session told, and a
+// shortfall in goaway has its reason in the log.
+func TestFailedGoawayIsSaid(t *testing.T) {
+	const clients = 10
+	s, _ := setup(t, clients)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw := &failingWrites{Listener: ln}
+	cfg := testConfig("gw-goaway")
+	cfg.Ping, cfg.Idle = 0, 0 // no write of the gateway's own between the connects and the drain
+	p := startInprocOn(t, cfg, depsOf(t, s), fw)
+	connectAll(t, p.addr, 0, clients, 1)
+	fw.mu.Lock()
+	failing := 0
+	for i, c := range fw.conns {
+		if i%3 == 0 {
+			c.fail.Store(true)
+			failing++
+		}
+	}
+	accepted := len(fw.conns)
+	fw.mu.Unlock()
+	if accepted != clients {
+		t.Fatalf("%d connections accepted, want %d (one per client)", accepted, clients)
+	}
+	if err := p.stop(t); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	done := p.logs.events(logline.DrainDone)
+	if len(done) != 1 {
+		t.Fatalf("drain_done lines: %v, want one", done)
+	}
+	if sent, failed := done[0].num(logline.KeyGoaway), done[0].num(logline.KeyFailedGoaways); sent != float64(clients-failing) || failed != float64(failing) {
+		t.Errorf("drain_done goaway %v, failed_goaways %v; want %d and %d", sent, failed, clients-failing, failing)
+	}
+	lines := p.logs.events(logline.GoawayFailed)
+	if len(lines) != failing {
+		t.Fatalf("%d goaway_failed lines, want %d", len(lines), failing)
+	}
+	sent := map[any]bool{}
+	for _, e := range p.logs.events(logline.GoawaySent) {
+		sent[e[logline.KeyDevice]] = true
+	}
+	for _, e := range lines {
+		if msg, _ := e["err"].(string); !strings.Contains(msg, "injected write failure") {
+			t.Errorf("goaway_failed %v: err does not say the write failed", e)
+		}
+		if sent[e[logline.KeyDevice]] {
+			t.Errorf("device %v has both goaway_sent and goaway_failed", e[logline.KeyDevice])
+		}
+	}
+	if n, err := s.RouteCount(context.Background(), cfg.ID); err != nil || n != 0 {
+		t.Errorf("%d routes left after the drain (%v)", n, err)
 	}
 }

@@ -47,6 +47,7 @@ type Gateway struct {
 	reregisters      sync.WaitGroup
 	orphansSuspected atomic.Bool // a route release failed: look for orphan routes
 	goawaySent       atomic.Int64
+	goawayFailed     atomic.Int64 // goaways whose write failed: said in drain_done, not hidden in goaway's shortfall
 
 	refusedAnswer []byte // what a TCP connection over Config.MaxConns gets
 

@@ -94,13 +94,20 @@ func testConfig(id string) gateway.Config {
 // three dependencies), optionally wrapped. It is drained at cleanup.
 func startInproc(t testing.TB, cfg gateway.Config, deps gateway.Deps) *inproc {
 	t.Helper()
-	logs := &logLines{}
-	g, err := gateway.New(cfg, deps, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startInprocOn(t, cfg, deps, ln)
+}
+
+// startInprocOn is startInproc on the listener ln.
+func startInprocOn(t testing.TB, cfg gateway.Config, deps gateway.Deps, ln net.Listener) *inproc {
+	t.Helper()
+	logs := &logLines{}
+	g, err := gateway.New(cfg, deps, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

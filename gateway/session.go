@@ -66,6 +66,9 @@ func (g *Gateway) serveSession(c *conn, ws *websocket.Conn) {
 			if err := g.writeJSON(ws, protocol.Goaway{T: protocol.TypeGoaway, Reason: reason, ReconnectAfterMs: g.reconnectAfter(c)}); err == nil {
 				g.goawaySent.Add(1)
 				g.log.Info(logline.GoawaySent, logline.KeyDevice, c.device, logline.KeyConn, c.id)
+			} else {
+				g.goawayFailed.Add(1)
+				g.log.Info(logline.GoawayFailed, logline.KeyDevice, c.device, logline.KeyConn, c.id, "err", err.Error())
 			}
 		}
 		stuck := time.AfterFunc(closeTimeout, c.forceClose)

@@ -22,7 +22,7 @@ const (
 	ListenLost          = "listen_lost"           // the kick channel's connection failed
 	ListenReconnected   = "listen_reconnected"    // and is back
 	DrainStart          = "drain_start"           // SIGTERM received
-	DrainDone           = "drain_done"            // KeyGoaway, KeyLeftoverRoutes, KeyCutGoaways, KeyLastGoawayMs
+	DrainDone           = "drain_done"            // KeyGoaway, KeyFailedGoaways, KeyLeftoverRoutes, KeyCutGoaways, KeyLastGoawayMs
 	Exit                = "exit"                  // the process ends
 )
 
@@ -56,7 +56,12 @@ const (
 	Kicked     = "kicked"      // closed 4001 (replaced); KeySource: local, notify, reregister or a reconcile's
 	IdleClosed = "idle_closed" // closed 4002: no frame or pong within --idle
 	GoawaySent = "goaway_sent" // the drain's goaway was written
-	Closed     = "closed"      // the session ended and its route was released: KeyCode, KeyReason
+	// GoawayFailed: the drain's goaway could not be written (its "err" says
+	// why: the write bound passed, the connection broke); the session is
+	// closed 1001 all the same, so its client learns of the drain only
+	// from the close.
+	GoawayFailed = "goaway_failed"
+	Closed       = "closed" // the session ended and its route was released: KeyCode, KeyReason
 )
 
 // Messages of the other lines: the lease's and the process's side events.
@@ -94,6 +99,7 @@ const (
 	KeyClosedCount    = "closed"          // reregistered: sessions closed 4003, the database failed
 	KeyCutGoaways     = "cut_goaways"     // goaways the pace would have sent after the grace, sent at it
 	KeyLastGoawayMs   = "last_goaway_ms"  // ms from the drain's start to its last goaway request
+	KeyFailedGoaways  = "failed_goaways"  // drain_done: goaways whose write failed (goaway_failed lines)
 )
 
 // IsLifecycle reports whether msg is one of the lifecycle messages above.
