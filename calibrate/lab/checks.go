@@ -69,8 +69,8 @@ func Checks(p Plan, r *measured.Run) []measured.Check {
 	if d := r.Drain; d != nil {
 		s := d.Summary
 		add("normal", "drain", fmt.Sprintf("exit 0; goaway and 1001 to all %d; no route of %s left; all on %s", n, GatewaySurvivor, GatewayDrainDest),
-			fmt.Sprintf("exit %d; goaway %d (sent %d); 1001 %d; routes left %d; %d on %s, %d at head",
-				d.ExitCode, s.Goaways, d.GoawaySent, s.Closes["1001"], d.RoutesLeft, d.RoutesOnDest, GatewayDrainDest, s.AtHead),
+			fmt.Sprintf("exit %d; goaway %d (sent %d, failed to write %d); 1001 %d; routes left %d; %d on %s, %d at head",
+				d.ExitCode, s.Goaways, d.GoawaySent, d.GoawayFailed, s.Closes["1001"], d.RoutesLeft, d.RoutesOnDest, GatewayDrainDest, s.AtHead),
 			d.ExitCode == 0 && s.Goaways == n && d.GoawaySent == n && s.Closes["1001"] == n && d.RoutesLeft == 0 &&
 				d.RoutesOnDest == n && int64(s.AtHead) == n)
 	}

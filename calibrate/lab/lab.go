@@ -444,6 +444,9 @@ func (r *labRun) drain(ctx context.Context) error {
 		return err
 	}
 	d.GoawaySent, d.LeftoverRoutes = int64(goaway), int64(leftover)
+	if failed, err := done[0].num(logline.KeyFailedGoaways); err == nil {
+		d.GoawayFailed = int64(failed)
+	}
 	if d.GoawayLegsMs, d.WritesMs, err = goawayLegs(r.gwB.log.all(), closed, origin); err != nil {
 		return fmt.Errorf("gateway %s: %w", GatewaySurvivor, err)
 	}

@@ -193,12 +193,17 @@ type Outcome struct {
 
 // Drain is the drain of the survivor to a fresh gateway.
 type Drain struct {
-	Summary        storm.Summary `json:"summary"`
-	ExitCode       int           `json:"exit_code"`       // the drained gateway's
-	GoawaySent     int64         `json:"goaway_sent"`     // from its drain_done line
-	LeftoverRoutes int64         `json:"leftover_routes"` // released at the end of the drain (drain_done)
-	RoutesLeft     int64         `json:"routes_left"`     // its routes in the database after it exited
-	RoutesOnDest   int64         `json:"routes_on_dest"`  // clients' routes on the fresh gateway
+	Summary    storm.Summary `json:"summary"`
+	ExitCode   int           `json:"exit_code"`   // the drained gateway's
+	GoawaySent int64         `json:"goaway_sent"` // from its drain_done line
+	// GoawayFailed is how many goaways the drained gateway could not
+	// write (drain_done's failed_goaways; each a goaway_failed line in its
+	// log with the error): those clients learned of the drain from the
+	// 1001 close alone.
+	GoawayFailed   int64 `json:"goaway_failed,omitempty"`
+	LeftoverRoutes int64 `json:"leftover_routes"` // released at the end of the drain (drain_done)
+	RoutesLeft     int64 `json:"routes_left"`     // its routes in the database after it exited
+	RoutesOnDest   int64 `json:"routes_on_dest"`  // clients' routes on the fresh gateway
 	// Pace and Hint are what the drained gateway was told
 	// (--drain-pace, --reconnect-hint) when the scenario has a drain
 	// section: the drain is then judged as the storm is. Empty: the seed's
