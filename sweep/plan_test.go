@@ -159,6 +159,34 @@ func TestGridArrangement(t *testing.T) {
 	}
 }
 
+// TestCheckAsksOften: the check of a large grid asks its progress callback
+// at least every 64 points. A point takes up to a third of a millisecond
+// to check under the race detector on a loaded machine, so asking every
+// 1,024 points let a Ctrl-C wait past the command's 750 ms grace (cli's
+// TestEveryCommandStopsOnASignal/validate ended by the grace, not by the
+// check); 64 points take some 20 ms.
+func TestCheckAsksOften(t *testing.T) {
+	f, err := config.ParseSweep("s.yaml", []byte(strings.Replace(small, "admission.per_slot: [2, 4, 8]", "admission.per_slot: {from: 1, to: 300, steps: 300}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := open(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, widest := 0, 0
+	if err := p.Check(func(done int) bool {
+		widest = max(widest, done-last)
+		last = done
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if last != p.Size || widest > 64 {
+		t.Errorf("asked last at %d of %d points, widest gap %d points; want every 64 at most", last, p.Size, widest)
+	}
+}
+
 // TestCheckStopsWhenAsked pins that the check of a grid stops when its
 // progress callback says so (Ctrl-C while a large grid is checked).
 func TestCheckStopsWhenAsked(t *testing.T) {
