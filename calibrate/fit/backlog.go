@@ -2,7 +2,6 @@ package fit
 
 import (
 	"math"
-	"slices"
 
 	"stormsim/calibrate/measured"
 	"stormsim/gateway/protocol"
@@ -44,22 +43,10 @@ func fastestOneWayMs(hs []measured.Handshake) float64 {
 // two sides are counted apart, so a handshake whose own decision could not
 // be matched still counts. ok is false with no decision or no busy time.
 func measureBacklog(r *measured.Run) (b Backlog, ok bool) {
-	oneWay := fastestOneWayMs(r.Handshakes)
-	var arrivals, decisions []float64
-	for _, h := range r.Handshakes {
-		if h.Admitted() || h.Status == protocol.StatusTooManyRequests {
-			arrivals = append(arrivals, h.SentMs+oneWay)
-		}
-	}
-	for _, c := range r.Claims {
-		decisions = append(decisions, c.DecidedMs)
-	}
-	decisions = append(decisions, r.RejectsMs...)
+	_, arrivals, decisions := arrivalsAndDecisions(r)
 	if len(decisions) == 0 || len(arrivals) == 0 {
 		return b, false
 	}
-	slices.Sort(arrivals)
-	slices.Sort(decisions)
 	b.Decisions = len(decisions)
 	// Walk the two sorted sequences; at equal times the arrival comes
 	// first (a request decided the instant it arrives was still waiting).

@@ -38,12 +38,15 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"that did not keep them, the 2nd percentile as a fixed delay; " +
 	"the stage spreads a wave over max(initial_jitter, clients / decide_per_s), a function of the client count; " +
 	"network.out and .back: the legs of rejected retries, out = from when the retry was due (the previous answer " +
-	"plus the wait then chosen; the client's lateness included) to the survivor's 429 line, back = from that line to " +
-	"the answer; network.first_back the back legs of rejected first attempts; each a lognormal fitted by log-moments " +
+	"plus the wait then chosen) to the survivor's decision stage: the client's lateness plus the way, the send to " +
+	"the 429 line for a retry that arrived (sent plus the run's fastest one-way time) with nothing sent before it " +
+	"still undecided, and for one that arrived behind such a backlog, whose wait there the model's decision stage " +
+	"makes, a calm retry's way, taken in turn in send order (the whole send to 429 line when a run has fewer than 3 " +
+	"calm retries); back = from the 429 line to the answer; network.first_back the back legs of rejected first attempts; each a lognormal fitted by log-moments " +
 	"(median exp(mean ln x), sigma sd(ln x), capped at the largest sample); server_time: per admitted handshake its " +
 	"latency minus its own out leg, its time at the survivor (decision to admitted line) and the median back leg, " +
 	"floored at 0.1 ms; reject_time 0; shared_every: per run, for every pair of rejected retries the difference of " +
-	"their out legs, the upper edge of the widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the " +
+	"their out legs as fitted, the upper edge of the widest run of send-gap bins (2, 5, 10, 25, 50, 100, 250 ms), from the " +
 	"narrowest on, in which the median difference is at most half the median over all pairs; the median over the runs; " +
 	"capacity.goaway_per_s, when the drain tells everyone at once: 0.96 x its clients / the time between the 2nd and " +
 	"98th percentiles of their sessions' ends (the close 1001 after the goaway) after the SIGTERM (the gateway " +

@@ -254,17 +254,17 @@ func TestSharedEvery(t *testing.T) {
 		}
 	}
 	hs = append(hs, legged(1, 429, 500, 0), legged(2, 101, 500, 0))
-	if got := sharedEvery(hs); got != 5*time.Millisecond {
+	if got := sharedEvery(&measured.Run{Handshakes: hs}); got != 5*time.Millisecond {
 		t.Errorf("sharedEvery = %v, want 5ms", got)
 	}
 	for i := range hs[:12] { // member i of every clump gets leg i: clumps no longer alike
 		out := legs[i%4] + float64(i%3)*15
 		hs[i].OutMs = &out
 	}
-	if got := sharedEvery(hs); got != 0 {
+	if got := sharedEvery(&measured.Run{Handshakes: hs}); got != 0 {
 		t.Errorf("shuffled legs: sharedEvery = %v, want 0", got)
 	}
-	if got := sharedEvery(hs[:2]); got != 0 {
+	if got := sharedEvery(&measured.Run{Handshakes: hs[:2]}); got != 0 {
 		t.Errorf("two retries: sharedEvery = %v, want 0", got)
 	}
 }

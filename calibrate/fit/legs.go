@@ -21,12 +21,19 @@ const minServerTime = 100 * time.Microsecond
 // the rejected attempts whose decision is known (ms), and what an admitted
 // one spends beyond them.
 type Legs struct {
-	RetryOutMs  Quantiles `json:"retry_out_ms"`  // from when the retry was due to its decision
+	// RetryOutMs is from when the retry was due to the survivor's decision
+	// stage: its lateness plus its way, without its wait behind others
+	// there (retryLegsOf).
+	RetryOutMs  Quantiles `json:"retry_out_ms"`
 	RetryBackMs Quantiles `json:"retry_back_ms"` // from the decision to the answer
 	RetryLagMs  Quantiles `json:"retry_lag_ms"`  // how late the retries were sent against their clients' plan (in the out leg)
 	FirstBackMs Quantiles `json:"first_back_ms"` // first attempts, decision to answer
 	Retries     int       `json:"retries"`       // rejected retries with both legs
-	Firsts      int       `json:"firsts"`        // rejected first attempts with both legs
+	// Calm is how many of them met an idle decision stage, their ways the
+	// ones the rest are given; under minSamples, every out leg was taken
+	// whole, waits included.
+	Calm   int `json:"calm"`
+	Firsts int `json:"firsts"` // rejected first attempts with both legs
 	// ServerTimeMs is, per admitted handshake whose decision is known, its
 	// latency less its own out leg, its time at the survivor and the
 	// median back leg.
@@ -49,8 +56,13 @@ func fitLegs(runs []*measured.Run) (Legs, error) {
 				firstBack = append(firstBack, h.LatencyMs-*h.OutMs)
 				continue
 			}
-			out, back, lags = append(out, *h.OutMs+h.LagMs), append(back, h.LatencyMs-*h.OutMs), append(lags, h.LagMs)
+			back, lags = append(back, h.LatencyMs-*h.OutMs), append(lags, h.LagMs)
 		}
+		legs, calm := retryLegsOf(r)
+		for _, x := range legs {
+			out = append(out, x.legMs)
+		}
+		l.Calm += calm
 	}
 	l.RetryOutMs, l.RetryBackMs, l.RetryLagMs = measured.NearestRank(out), measured.NearestRank(back), measured.NearestRank(lags)
 	l.FirstBackMs, l.Retries, l.Firsts = measured.NearestRank(firstBack), len(out), len(firstBack)

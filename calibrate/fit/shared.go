@@ -1,13 +1,11 @@
 package fit
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"time"
 
 	"stormsim/calibrate/measured"
-	"stormsim/gateway/protocol"
 	"stormsim/internal/quantile"
 )
 
@@ -27,37 +25,30 @@ type SharedEach struct {
 func fitShared(runs []*measured.Run) SharedEach {
 	var s SharedEach
 	for _, r := range runs {
-		s.RunsMs = append(s.RunsMs, ms(sharedEvery(r.Handshakes)))
+		s.RunsMs = append(s.RunsMs, ms(sharedEvery(r)))
 	}
 	s.Every = durationMs(quantile.Median(s.RunsMs))
 	return s
 }
 
 // sharedEvery measures network.shared_every in one real run. For each
-// pair of rejected retries (their out legs measured from when each was
-// due, the lag included) it takes the difference of the out legs; the
-// result is the upper edge of the widest run of send-gap bins, from the
-// narrowest on (bins without pairs skipped), in which the median
-// difference is at most half the median over all pairs: retries sent that
-// close are at least twice as alike as any two. 0 when even the narrowest
-// bin is not, or with fewer than 3 retries.
-func sharedEvery(hs []measured.Handshake) time.Duration {
-	type retry struct{ sentMs, outMs float64 }
-	var rs []retry
-	for _, h := range hs {
-		if h.Attempt > 1 && h.Status == protocol.StatusTooManyRequests && h.OutMs != nil {
-			rs = append(rs, retry{h.SentMs, *h.OutMs + h.LagMs})
-		}
-	}
+// pair of rejected retries (their out legs as fitted: retryLegsOf) it
+// takes the difference of the out legs; the result is the upper edge of
+// the widest run of send-gap bins, from the narrowest on (bins without
+// pairs skipped), in which the median difference is at most half the
+// median over all pairs: retries sent that close are at least twice as
+// alike as any two. 0 when even the narrowest bin is not, or with fewer
+// than 3 retries.
+func sharedEvery(r *measured.Run) time.Duration {
+	rs, _ := retryLegsOf(r)
 	if len(rs) < minSamples {
 		return 0
 	}
-	slices.SortFunc(rs, func(a, b retry) int { return cmp.Compare(a.sentMs, b.sentMs) })
 	var all []float64
 	byGap := make([][]float64, len(sharedGapsMs))
 	for i := range rs {
 		for j := i + 1; j < len(rs); j++ {
-			d := math.Abs(rs[j].outMs - rs[i].outMs)
+			d := math.Abs(rs[j].legMs - rs[i].legMs)
 			all = append(all, d)
 			gap := rs[j].sentMs - rs[i].sentMs
 			if b, ok := slices.BinarySearch(sharedGapsMs, gap); b < len(sharedGapsMs) {
