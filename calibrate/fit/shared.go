@@ -44,24 +44,22 @@ func sharedEvery(r *measured.Run) time.Duration {
 	if len(rs) < minSamples {
 		return 0
 	}
-	var all []float64
 	byGap := make([][]float64, len(sharedGapsMs))
+	widest := sharedGapsMs[len(sharedGapsMs)-1]
+	outs := make([]float64, len(rs))
 	for i := range rs {
-		for j := i + 1; j < len(rs); j++ {
+		outs[i] = rs[i].legMs
+		// rs is in send order: past the widest bin no later pair is binned.
+		for j := i + 1; j < len(rs) && rs[j].sentMs-rs[i].sentMs < widest; j++ {
 			d := math.Abs(rs[j].legMs - rs[i].legMs)
-			all = append(all, d)
-			gap := rs[j].sentMs - rs[i].sentMs
-			if b, ok := slices.BinarySearch(sharedGapsMs, gap); b < len(sharedGapsMs) {
-				if ok { // on an edge: the next bin's
-					b++
-				}
-				if b < len(sharedGapsMs) {
-					byGap[b] = append(byGap[b], d)
-				}
+			b, ok := slices.BinarySearch(sharedGapsMs, rs[j].sentMs-rs[i].sentMs)
+			if ok { // on an edge: the next bin's
+				b++
 			}
+			byGap[b] = append(byGap[b], d)
 		}
 	}
-	limit := quantile.Median(all) / 2
+	limit := medianPairDifference(outs) / 2
 	shared := 0.0
 	for b, ds := range byGap {
 		if len(ds) == 0 {
@@ -73,4 +71,41 @@ func sharedEvery(r *measured.Run) time.Duration {
 		shared = sharedGapsMs[b]
 	}
 	return durationMs(shared)
+}
+
+// medianPairDifference is the median (quantile.Median's rule, the lower
+// middle) of |x[i] - x[j]| over every pair i < j of values, found without
+// holding the n(n-1)/2 differences: 4,000 clients' storm has some 10,000
+// rejected retries and 50 million pairs. The differences of the sorted
+// values at most t are counted in one pass; the median is the least t
+// whose count reaches its rank, searched over the bits of t (a
+// non-negative float64's bits order as its value does), so it is one of
+// the differences exactly. 0 for fewer than 2 values.
+func medianPairDifference(values []float64) float64 {
+	x := slices.Sorted(slices.Values(values))
+	n := len(x)
+	if n < 2 {
+		return 0
+	}
+	rank := quantile.Rank(n*(n-1)/2, 0.5)
+	atMost := func(t float64) int { // pairs whose difference is at most t
+		count, lo := 0, 0
+		for j := range x {
+			for x[j]-x[lo] > t {
+				lo++
+			}
+			count += j - lo
+		}
+		return count
+	}
+	lo, hi := uint64(0), math.Float64bits(x[n-1]-x[0])
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if atMost(math.Float64frombits(mid)) >= rank {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return math.Float64frombits(lo)
 }
