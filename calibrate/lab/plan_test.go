@@ -204,6 +204,18 @@ func TestLabChecks(t *testing.T) {
 	if math.IsInf(p.AcceptBound, 1) {
 		t.Error("token bucket without a bound")
 	}
+	// Answers 100 ms late: accepts placed in a window were decided within
+	// 50 ms of it, in 350 ms, where 10 + 40/s * 0.35 s = 24 are admitted
+	// at most, 25 with the seed's allowance.
+	for peak, pass := range map[int64]bool{25: true, 26: false} {
+		r := good()
+		r.Crash.HandshakeMs.Max, r.Crash.PeakAcceptsPerWindow = 100, peak
+		for _, got := range Checks(p, r) {
+			if got.Name == "accept peak per window" && got.Pass != pass {
+				t.Errorf("handshakes up to 100 ms, peak %d: pass = %v, want %v (%s)", peak, got.Pass, pass, got.Expected)
+			}
+		}
+	}
 }
 
 // TestPlanMetastableLab: the metastable lab's storm is watched to its
