@@ -2,6 +2,7 @@ package lab
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,27 @@ func TestLabChecks(t *testing.T) {
 		for _, got := range Checks(p, r) {
 			if got.Name == "accept peak per window" && got.Pass != pass {
 				t.Errorf("handshakes up to 100 ms, peak %d: pass = %v, want %v (%s)", peak, got.Pass, pass, got.Expected)
+			}
+		}
+	}
+	// Window by window, each held to its own accepts' reach: 5 ms answers
+	// reach 3 ms, 10 + 40/s * 0.256 s = 20.24, so 21 with the allowance
+	// (the phase's 400 ms would allow 10 + 40/s * 0.65 s + 1 = 37); 100 ms
+	// answers allow 25, as above; an empty window is not judged.
+	for _, c := range []struct {
+		accepts []int64
+		pass    bool
+	}{
+		{[]int64{21, 25, 0, 3}, true},
+		{[]int64{22, 25, 0, 3}, false},
+		{[]int64{21, 26, 0, 3}, false},
+	} {
+		r := good()
+		r.Crash.HandshakeMs.Max, r.Crash.PeakAcceptsPerWindow = 400, slices.Max(c.accepts)
+		r.Crash.Series = storm.Series{Accepts: c.accepts, AcceptHandshakeMaxMs: []float64{5, 100, 0, 400}}
+		for _, got := range Checks(p, r) {
+			if got.Name == "accept peak per window" && got.Pass != c.pass {
+				t.Errorf("accepts %v per window: pass = %v, want %v (%s; %s)", c.accepts, got.Pass, c.pass, got.Expected, got.Observed)
 			}
 		}
 	}

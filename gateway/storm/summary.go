@@ -77,6 +77,12 @@ type Series struct {
 	// ConnectedFraction is the fraction of clients holding a connection
 	// (hello received, not yet closed) at the end of the window.
 	ConnectedFraction []float64 `json:"connected_fraction"`
+	// AcceptHandshakeMaxMs is, per window, the longest handshake (answered
+	// - sent, ms) of the accepts placed in it, 0 without accepts: each of
+	// them was decided within half of it of the window, which bounds where
+	// a window's accepts were admitted. Absent in summaries written before
+	// it was kept.
+	AcceptHandshakeMaxMs []float64 `json:"accept_handshake_max_ms,omitempty"`
 }
 
 // Attempt statuses the summary tells apart (HTTP statuses, and 0 for an
@@ -214,6 +220,7 @@ func (p *phase) attempt(ev client.Event) {
 	case statusAccepted:
 		p.s.Accepted++
 		p.w.add(&p.w.accepts, mid)
+		p.w.longest(mid, ms(ev.Answered.Sub(ev.Sent)))
 	case statusNoAnswer:
 		p.s.Failed++
 		p.w.add(&p.w.failed, mid)
@@ -279,7 +286,7 @@ func (p *phase) series() Series {
 	w := p.w
 	n := max(len(w.attempts), len(w.connects))
 	out := Series{Attempts: pad(w.attempts, n), Accepts: pad(w.accepts, n), Rejects: pad(w.rejects, n),
-		Failed: pad(w.failed, n), ConnectedFraction: make([]float64, n)}
+		Failed: pad(w.failed, n), ConnectedFraction: make([]float64, n), AcceptHandshakeMaxMs: pad(w.acceptHandshakeMax, n)}
 	clients := len(p.connected)
 	up, k := p.upAtOrigin, 0
 	for i := range n {
@@ -302,19 +309,33 @@ func (p *phase) series() Series {
 type windows struct {
 	window                                       time.Duration
 	attempts, accepts, rejects, failed, connects []int64
+	acceptHandshakeMax                           []float64 // per window, ms (Series.AcceptHandshakeMaxMs)
 }
 
 func (w *windows) add(series *[]int64, at time.Duration) {
 	i := int(at / w.window)
-	for len(*series) <= i {
-		*series = append(*series, 0)
-	}
+	grow(series, i)
 	(*series)[i]++
 }
 
+// longest keeps handshakeMs if it is the longest of the accepts placed at
+// at's window.
+func (w *windows) longest(at time.Duration, handshakeMs float64) {
+	i := int(at / w.window)
+	grow(&w.acceptHandshakeMax, i)
+	w.acceptHandshakeMax[i] = max(w.acceptHandshakeMax[i], handshakeMs)
+}
+
+// grow extends *series with zeros until it holds index i.
+func grow[T int64 | float64](series *[]T, i int) {
+	for len(*series) <= i {
+		*series = append(*series, 0)
+	}
+}
+
 // pad returns s extended with zeros to length n.
-func pad(s []int64, n int) []int64 {
-	out := make([]int64, n)
+func pad[T int64 | float64](s []T, n int) []T {
+	out := make([]T, n)
 	copy(out, s)
 	return out
 }

@@ -62,6 +62,8 @@ func TestSummarize(t *testing.T) {
 					Attempts: []int64{1, 2, 1, 1}, Accepts: []int64{0, 1, 0, 1}, Rejects: []int64{1, 0, 1, 0}, Failed: []int64{0, 1, 0, 0},
 					// 2 up at the origin, 0 after 7 ms, 1 at 170, 2 at 315; sampled at 100, 200, 300, 400
 					ConnectedFraction: []float64{0, 0.5, 0.5, 1},
+					// the accepts' answered-sent: 20 in window 1 (the unanswered 60 there is not one), 10 in 3
+					AcceptHandshakeMaxMs: []float64{0, 20, 0, 10},
 				},
 			},
 		},
@@ -84,7 +86,7 @@ func TestSummarize(t *testing.T) {
 				HandshakeMs: Quantiles{P50: 10, P90: 10, P99: 10, Max: 10}, // the timed-out attempt had no answer
 				Series: Series{Attempts: []int64{1, 1}, Accepts: []int64{0, 1}, Rejects: []int64{0, 0}, Failed: []int64{1, 0},
 					// client 1 never connected; client 0 down at 5, up at 180
-					ConnectedFraction: []float64{0, 0.5}},
+					ConnectedFraction: []float64{0, 0.5}, AcceptHandshakeMaxMs: []float64{0, 10}},
 			},
 		},
 		{
@@ -102,7 +104,7 @@ func TestSummarize(t *testing.T) {
 				ByStatus: map[string]int64{}, Closes: map[string]int64{"4001": 1}, StopErrors: map[string]int64{"replaced": 1},
 				// FirstDropMs is the close, not the goaway.
 				Goaways: 1, Replaced: 1, Stopped: 1, FirstDropMs: 30, ConvergenceMs: -1, SyncedMs: -1,
-				Series: Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}, Failed: []int64{}, ConnectedFraction: []float64{}},
+				Series: Series{Attempts: []int64{}, Accepts: []int64{}, Rejects: []int64{}, Failed: []int64{}, ConnectedFraction: []float64{}, AcceptHandshakeMaxMs: []float64{}},
 			},
 		},
 	}
