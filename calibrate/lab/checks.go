@@ -88,9 +88,9 @@ func clientAcceptCheck(p Plan, s *storm.Series, peak int64, longestHandshakeMs f
 		return fmt.Sprintf("at most %.0f per %v window (client side; decided within %v of it)", bound, p.Window, reach),
 			fmt.Sprint(peak), float64(peak) <= bound
 	}
-	over, tightest := 0, -1
-	var tightestBound float64
-	var tightestReach time.Duration
+	over, peakAt := 0, -1
+	var peakBound float64
+	var peakReach time.Duration
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, a := range s.Accepts {
 		if a == 0 {
@@ -101,17 +101,17 @@ func clientAcceptCheck(p Plan, s *storm.Series, peak int64, longestHandshakeMs f
 		if float64(a) > bound {
 			over++
 		}
-		if tightest < 0 || bound-float64(a) < tightestBound-float64(s.Accepts[tightest]) {
-			tightest, tightestBound, tightestReach = i, bound, reach
+		if peakAt < 0 || a > s.Accepts[peakAt] {
+			peakAt, peakBound, peakReach = i, bound, reach
 		}
 	}
-	if tightest < 0 {
+	if peakAt < 0 {
 		return "no window over gw-b's bound (client side)", "no accepts", true
 	}
 	expected = fmt.Sprintf("each %v window at most gw-b's bound over it widened on each side by half its accepts' longest handshake, +1 (client side; %.0f to %.0f)",
 		p.Window, lo, hi)
-	observed = fmt.Sprintf("peak %d; closest: window %d, %d of %.0f (decided within %v of it); %d over",
-		peak, tightest, s.Accepts[tightest], tightestBound, tightestReach, over)
+	observed = fmt.Sprintf("peak %d in window %d, of %.0f there (decided within %v of it); %d windows over",
+		s.Accepts[peakAt], peakAt, peakBound, peakReach, over)
 	return expected, observed, over == 0
 }
 
