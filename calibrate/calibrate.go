@@ -281,8 +281,8 @@ func (c *calibration) conclude(ctx context.Context) error {
 		// model fitted on another storm still predicts it.
 		c.logf("not fitted on these runs (%v): the predicted model, and one with the claim rates measured on each run", fitErr)
 	default:
-		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %v; shared every %v",
-			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.Model.Onset(), f.Model.Network.SharedEvery)
+		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %.1f ms after the kill; shared every %v",
+			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.FirstWave.OnsetMs, f.Model.Network.SharedEvery)
 	}
 	err := c.simulate(ctx)
 	if ctx.Err() != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"time"
 
 	"stormsim/config"
 	"stormsim/internal/param"
@@ -80,18 +79,6 @@ func (m *Model) Validate() error {
 		}
 	}
 	return nil
-}
-
-// Onset is how long after a client notices the failure its first attempt
-// reaches the decision stage, less its initial wait: the fixed detection
-// delay and first out leg together (a fit puts the onset in the leg;
-// calibrations before put it in the delay).
-func (m Model) Onset() time.Duration {
-	onset := m.Detection.Delay.Value
-	if l := m.Network.FirstOutLeg; l != nil && l.Dist == models.DistFixed {
-		onset += l.Value
-	}
-	return onset
 }
 
 // Apply returns a copy of s with m's sections in place of its own: the

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"stormsim/config"
 	"stormsim/internal/atomicfile"
 	"stormsim/models"
+	"stormsim/results"
 )
 
 // TestOutputFilesAreReadableByAll: calibration.json and calibrated.yaml
@@ -187,5 +189,49 @@ func TestReadsAVersion3ReportForResume(t *testing.T) {
 	}
 	if _, err := Read(v2); err == nil || !strings.Contains(err.Error(), "schema_version 2, this stormsim reads 4 (and 3 for --resume)") {
 		t.Errorf("a version 2 report: %v", err)
+	}
+}
+
+// TestSummaryOnsetIsTheMeasuredOne: the summary, the fit table and the
+// runs table say when the first attempts began to be decided as the fit
+// measured it (fit.FirstWave: the 2nd percentile of their decisions after
+// the kill), also when the model spreads the notices and the first
+// attempts' way over measured points, where no fixed part adds up to it.
+// A fit of 2026-12-07 (seed-lab-1000) printed "0s" for a measured 92.6 ms.
+func TestSummaryOnsetIsTheMeasuredOne(t *testing.T) {
+	points := models.Distribution{Dist: models.DistEmpirical, Points: []time.Duration{9 * time.Millisecond, 150 * time.Millisecond}}
+	model := fit.Model{Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: points}, Network: models.NetworkSpec{FirstOutLeg: &points}}
+	r := &Report{Name: "onset", Clients: 1000, Policy: "full",
+		Real: []*measured.Run{{Run: 1, Seed: 1}, {Run: 2, Seed: 2}},
+		Fit: fit.Fit{Model: model, Runs: []fit.RunFit{{Run: 1, Model: &model}, {Run: 2, Model: &model}},
+			FirstWave: fit.FirstWave{OnsetMs: 92.573, Runs: []fit.WaveRun{{Run: 1, OnsetMs: 158.04, SpanMs: 438.2}, {Run: 2, OnsetMs: 84.44, SpanMs: 476.1}}}}}
+	var b strings.Builder
+	if err := r.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "first attempts decided from 92.6ms after the kill") {
+		t.Errorf("summary does not give the measured onset:\n%s", b.String())
+	}
+	var fitted, runs results.Table
+	for _, tb := range r.Tables() {
+		switch {
+		case strings.HasPrefix(tb.Title, "fit on"):
+			fitted = tb
+		case strings.HasPrefix(tb.Title, "runs"):
+			runs = tb
+		}
+	}
+	var firstWave string
+	for _, row := range fitted.Rows {
+		if row[0] == "first wave" {
+			firstWave = row[1]
+		}
+	}
+	if !strings.HasPrefix(firstWave, "first attempts decided from 92.6ms after the kill") {
+		t.Errorf("fit table's first wave: %q", firstWave)
+	}
+	col := slices.Index(runs.Header, "onset")
+	if col < 0 || len(runs.Rows) < 2 || runs.Rows[0][col] != "158ms" || runs.Rows[1][col] != "84.4ms" {
+		t.Errorf("runs table's onsets: header %v, rows %v", runs.Header, runs.Rows)
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -39,9 +40,12 @@ func (r *Report) runsTable() results.Table {
 		Header: []string{"run", "seed", "load 1m", "other before", "other during", "storm's own", "its clients", "database", "attempts",
 			"last back", "notice p50", "admit/s", "decide/s", "onset", "shared", "note"},
 	}
-	perRun, perRunErr := map[int]*fit.Model{}, map[int]string{}
+	perRun, perRunErr, onset := map[int]*fit.Model{}, map[int]string{}, map[int]string{}
 	for _, rf := range r.Fit.Runs {
 		perRun[rf.Run], perRunErr[rf.Run] = rf.Model, rf.Error
+	}
+	for _, w := range r.Fit.FirstWave.Runs {
+		onset[w.Run] = fmtMs(w.OnsetMs)
 	}
 	row := func(run *measured.Run, note string) {
 		l := run.Load
@@ -61,7 +65,7 @@ func (r *Report) runsTable() results.Table {
 		model := []string{"-", "-", "-", "-"}
 		if m := perRun[run.Run]; m != nil {
 			model = []string{fmt.Sprintf("%.0f", m.Capacity.AdmitPerS), fmt.Sprintf("%.0f", m.Capacity.DecidePerS),
-				m.Onset().String(), m.Network.SharedEvery.String()}
+				cmp.Or(onset[run.Run], "-"), m.Network.SharedEvery.String()}
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(run.Run), strconv.FormatUint(run.Seed, 10), fmt.Sprintf("%.2f", l.Average1m),
 			load[0], load[1], load[2], load[3], load[4], strconv.FormatInt(run.Crash.Attempts, 10), lastBack(run), notice,
@@ -132,7 +136,7 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 	if f.Claims.WastedGaps > 0 {
 		add("", fmt.Sprintf("wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)", f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps))
 	}
-	add("first wave", fmt.Sprintf("first attempts decided %s after the notice (per run: onset %s)", m.Onset(),
+	add("first wave", fmt.Sprintf("first attempts decided from %s after the kill (per run: onset %s)", fmtMs(f.FirstWave.OnsetMs),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
 	l := f.Legs
 	add("legs", fmt.Sprintf("retries out p50 %s p90 %s (their lateness p50 %s p90 %s), back p50 %s p90 %s; first attempts back p50 %s (%d retries, %d first)",
@@ -264,8 +268,8 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(b, "not fitted on these runs: %s\n", safetext.Terminal(r.FitError))
 	} else {
 		m, l := r.Fit.Model, r.Fit.Legs
-		fmt.Fprintf(b, "fit: claims %.0f/s, decisions %.0f/s, first attempts decided %s after the kill, retries out %s and back %s (p50), shared every %v\n",
-			m.Capacity.AdmitPerS, m.Capacity.DecidePerS, m.Onset(), fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryBackMs.P50), m.Network.SharedEvery)
+		fmt.Fprintf(b, "fit: claims %.0f/s, decisions %.0f/s, first attempts decided from %s after the kill, retries out %s and back %s (p50), shared every %v\n",
+			m.Capacity.AdmitPerS, m.Capacity.DecidePerS, fmtMs(r.Fit.FirstWave.OnsetMs), fmtMs(l.RetryOutMs.P50), fmtMs(l.RetryBackMs.P50), m.Network.SharedEvery)
 	}
 	fmt.Fprintln(b)
 	models := r.modelsTable()
