@@ -575,9 +575,15 @@ func (c *calibration) models() ([]model, error) {
 		withLab, withGoaways, withGone, withLegs, withFirstOut, restarts, startup := 0, 0, 0, 0, 0, 0, time.Duration(0)
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
-				// The hour's claim rate, measured on the warm-up (another
-				// storm): what the storm was sized by is what predicts it.
+				// The hour's claim and decision rates, measured on the
+				// warm-up (another storm): what the storm was sized by is
+				// what predicts it. A model fitted on a slower hour would
+				// hold a faster hour's handshakes in its decision stage
+				// past their timeout: a storm that ends, predicted not to.
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
+				if p.Capacity.DecidePerS > 0 && z.WarmupDecidePerS > 0 {
+					p.Capacity.DecidePerS = z.WarmupDecidePerS
+				}
 			}
 			// The lab's client process is the lab's, not the gateway's:
 			// its notices and its legs as they were on these
@@ -607,8 +613,12 @@ func (c *calibration) models() ([]model, error) {
 			m.scenarios = append(m.scenarios, s)
 		}
 		var borrowed []string
-		if c.rep.Sized != nil {
-			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
+		if z := c.rep.Sized; z != nil {
+			from := "capacity.admit_per_s"
+			if z.WarmupDecidePerS > 0 && slices.ContainsFunc(c.predicted, func(p fit.Model) bool { return p.Capacity.DecidePerS > 0 }) {
+				from += " and decide_per_s"
+			}
+			borrowed = append(borrowed, from+" from the warm-up that sized the storm")
 		}
 		if withLab > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",

@@ -78,12 +78,16 @@ func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
 	if bucket && math.Abs(z.BucketPerS-0.8*z.WarmupClaimsPerS) > 0.001 {
 		t.Errorf("bucket %v/s; want 0.8 x %.3f/s", z.BucketPerS, z.WarmupClaimsPerS)
 	}
-	// The prediction claims at the rate the storm was sized by.
+	// The prediction claims and decides at the rates the storm was sized
+	// by, the hour's, not those of the hour the model was fitted on.
 	if len(rep.Simulations) == 0 || len(rep.Simulations[0].Sections) == 0 {
 		t.Fatal("no predicted model in the report")
 	}
-	if got := rep.Simulations[0].Sections[0].Capacity.AdmitPerS; got != z.WarmupClaimsPerS {
-		t.Errorf("predicted capacity.admit_per_s %v, want the warm-up's %v", got, z.WarmupClaimsPerS)
+	if z.WarmupDecidePerS <= 0 {
+		t.Errorf("sized %+v: want the warm-up's decision rate", z)
+	}
+	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != z.WarmupClaimsPerS || c.DecidePerS != z.WarmupDecidePerS {
+		t.Errorf("predicted capacity.admit_per_s %v, decide_per_s %v; want the warm-up's %v and %v", c.AdmitPerS, c.DecidePerS, z.WarmupClaimsPerS, z.WarmupDecidePerS)
 	}
 }
 

@@ -117,10 +117,11 @@ func abs(x int) int { return max(x, -x) }
 // work disturbs it) and puts its claim rate into z.
 func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *report.Sizing) error {
 	var claims fit.Claims
+	var r *measured.Run
 	for try := 1; try <= warmupTries; try++ {
 		c.logf("warm-up %d: %d clients, no timeout, no bucket: the survivor's claim rate on this machine", try, p.Clients)
-		r, err := l.Run(ctx, p, try, c.s.Seed)
-		if err != nil {
+		var err error
+		if r, err = l.Run(ctx, p, try, c.s.Seed); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 		if claims, err = fit.ClaimsOf([]*measured.Run{r}); err != nil {
@@ -133,6 +134,10 @@ func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *re
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
 	z.WarmupClaimsPerS, z.WarmupGaps = claims.AdmitPerS, claims.Gaps
+	z.WarmupDecidePerS = 0
+	if w, err := fit.FirstWaveOf([]*measured.Run{r}); err == nil {
+		z.WarmupDecidePerS = w.DecidePerS
+	}
 	return nil
 }
 

@@ -54,3 +54,15 @@ func TestWarmUpAgainFarFromTheCount(t *testing.T) {
 		t.Errorf("line\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestSizingLineNamesTheDecisionRate: a warm-up whose first wave was
+// timed gives the survivor's decision rate beside its claim rate, the
+// two the prediction takes.
+func TestSizingLineNamesTheDecisionRate(t *testing.T) {
+	z := &report.Sizing{WarmupClients: 3366, WarmupClaimsPerS: 1769.4, WarmupGaps: 3364, WarmupDecidePerS: 11873,
+		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 3539, WrittenClients: 2000}
+	want := "sized to this machine: a warm-up of 3366 clients claimed 1769/s (3364 gaps) and decided 11873/s; chose 3539 clients (written 2000: 4 x the 500 ms timeout of claims)"
+	if got := z.Line(); got != want {
+		t.Errorf("line\n%s\nwant\n%s", got, want)
+	}
+}

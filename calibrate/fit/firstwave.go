@@ -83,8 +83,10 @@ type WaveRun struct {
 	DecidePerS  float64 `json:"decide_per_s"`
 }
 
-// fitFirstWave measures each run's first wave and takes the medians.
-func fitFirstWave(runs []*measured.Run) (FirstWave, error) {
+// FirstWaveOf measures each run's first wave and takes the medians: the
+// onset (ms after the kill) and capacity.decide_per_s (handshakes a
+// second), as a fit does; a warm-up's run gives the hour's decision rate.
+func FirstWaveOf(runs []*measured.Run) (FirstWave, error) {
 	var w FirstWave
 	var onsets, notices, rates []float64
 	for _, r := range runs {

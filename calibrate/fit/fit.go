@@ -112,7 +112,7 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	if f.Claims, err = ClaimsOf(runs); err != nil {
 		return f, err
 	}
-	if f.FirstWave, err = fitFirstWave(runs); err != nil {
+	if f.FirstWave, err = FirstWaveOf(runs); err != nil {
 		return f, err
 	}
 	if f.Legs, err = fitLegs(runs); err != nil {

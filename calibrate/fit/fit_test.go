@@ -124,7 +124,7 @@ func TestFirstWave(t *testing.T) {
 		decided = append(decided, d)
 	}
 	one := firstWave(1, decided...)
-	w, err := fitFirstWave([]*measured.Run{one})
+	w, err := FirstWaveOf([]*measured.Run{one})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +146,11 @@ func TestFirstWave(t *testing.T) {
 	retry := 7.0
 	r3 := shifted(3, 60)
 	r3.Handshakes = append(r3.Handshakes, measured.Handshake{Attempt: 2, Status: 101, SentMs: 0, OutMs: &retry})
-	w, err = fitFirstWave([]*measured.Run{one, shifted(2, -30), r3})
+	w, err = FirstWaveOf([]*measured.Run{one, shifted(2, -30), r3})
 	if err != nil || w.OnsetMs != 42 || len(w.Runs) != 3 || w.Runs[2].Attempts != 51 {
 		t.Errorf("three runs: onset %v, runs %+v, %v; want 42 and 51 first attempts each", w.OnsetMs, w.Runs, err)
 	}
-	if _, err := fitFirstWave([]*measured.Run{firstWave(1, 5, 6)}); err == nil {
+	if _, err := FirstWaveOf([]*measured.Run{firstWave(1, 5, 6)}); err == nil {
 		t.Error("two first attempts gave a first wave")
 	}
 }
