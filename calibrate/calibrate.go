@@ -573,6 +573,7 @@ func (c *calibration) models() ([]model, error) {
 		m := model{role: report.Predicted}
 		labHere := fit.LabOf(c.rep.Real)
 		withLab, withGoaways, withGone, withLegs, withFirstOut, restarts, startup := 0, 0, 0, 0, 0, 0, time.Duration(0)
+		warmDecide := false
 		for _, p := range c.predicted {
 			if z := c.rep.Sized; z != nil {
 				// The hour's claim and decision rates, measured on the
@@ -582,7 +583,7 @@ func (c *calibration) models() ([]model, error) {
 				// past their timeout: a storm that ends, predicted not to.
 				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
 				if p.Capacity.DecidePerS > 0 && z.WarmupDecidePerS > 0 {
-					p.Capacity.DecidePerS = z.WarmupDecidePerS
+					p.Capacity.DecidePerS, warmDecide = z.WarmupDecidePerS, true
 				}
 			}
 			// The lab's client process is the lab's, not the gateway's:
@@ -613,12 +614,11 @@ func (c *calibration) models() ([]model, error) {
 			m.scenarios = append(m.scenarios, s)
 		}
 		var borrowed []string
-		if z := c.rep.Sized; z != nil {
-			from := "capacity.admit_per_s"
-			if z.WarmupDecidePerS > 0 && slices.ContainsFunc(c.predicted, func(p fit.Model) bool { return p.Capacity.DecidePerS > 0 }) {
-				from += " and decide_per_s"
-			}
-			borrowed = append(borrowed, from+" from the warm-up that sized the storm")
+		switch {
+		case warmDecide:
+			borrowed = append(borrowed, "capacity.admit_per_s and decide_per_s from the warm-up that sized the storm")
+		case c.rep.Sized != nil:
+			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
 		}
 		if withLab > 0 {
 			borrowed = append(borrowed, fmt.Sprintf("detection.delay (%d of %d files): the clients' notices measured on these runs, the lab's client process at this count",

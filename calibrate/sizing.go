@@ -114,7 +114,7 @@ func farFrom(chosen, measured int) bool {
 func abs(x int) int { return max(x, -x) }
 
 // warmUpAt runs the warm-up plan p (up to warmupTries times while other
-// work disturbs it) and puts its claim rate into z.
+// work disturbs it) and puts its claim and decision rates into z.
 func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *report.Sizing) error {
 	var claims fit.Claims
 	var r *measured.Run
