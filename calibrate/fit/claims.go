@@ -3,7 +3,10 @@ package fit
 import (
 	"cmp"
 	"errors"
+	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 
 	"stormsim/calibrate/measured"
 )
@@ -23,6 +26,27 @@ type Claims struct {
 	WastedGapMs float64 `json:"wasted_gap_ms,omitempty"`
 	WastedGaps  int     `json:"wasted_gaps,omitempty"`
 	WastedPerS  float64 `json:"wasted_per_s,omitempty"`
+	// Contention is how the useful gaps grow with the handshakes the
+	// survivor decided inside them; nil when fewer than 3 gaps, or when
+	// every gap held as many decisions as every other.
+	Contention *Contention `json:"contention,omitempty"`
+}
+
+// Contention is a least-squares line through the useful claims' gaps
+// (Claims.GapMs's) against the decisions inside each gap: gap = BaseMs +
+// PerDecisionMs x decisions. It is measured, not modelled: the
+// simulator's decision stage and claim queue do not share a processor, so
+// its claims take 1/admit_per_s however many handshakes are decided
+// beside them. A PerDecisionMs well above 0 says the survivor's claims
+// slow while it decides, and admit_per_s, the mean, holds only for storms
+// whose decisions overlap the claims as the fitted storm's did.
+type Contention struct {
+	BaseMs        float64 `json:"base_ms"`         // a gap with no decision inside it, ms
+	PerDecisionMs float64 `json:"per_decision_ms"` // what each decision inside a gap adds to it, ms
+	Gaps          int     `json:"gaps"`            // the useful gaps it is fitted to (Claims.Gaps)
+	// MeanDecisions is the mean count of decisions inside a gap, over the
+	// gaps: the decision load the mean gap was measured under.
+	MeanDecisions float64 `json:"mean_decisions"`
 }
 
 // ClaimsOf measures the claim rates on the runs' claims: the gap between a
@@ -34,7 +58,9 @@ type Claims struct {
 func ClaimsOf(runs []*measured.Run) (Claims, error) {
 	var c Claims
 	busy, wastedBusy := 0.0, 0.0
+	var gaps, decided []float64 // the useful gaps, and the decisions inside each
 	for _, r := range runs {
+		decisions := decisionTimes(r)
 		claims := slices.Clone(r.Claims)
 		slices.SortFunc(claims, func(a, b measured.Claim) int { return cmp.Compare(a.DoneMs, b.DoneMs) })
 		for i := 1; i < len(claims); i++ {
@@ -48,6 +74,8 @@ func ClaimsOf(runs []*measured.Run) (Claims, error) {
 			} else {
 				busy += gap
 				c.Gaps++
+				gaps = append(gaps, gap)
+				decided = append(decided, float64(countIn(decisions, claims[i-1].DoneMs, claims[i].DoneMs)))
 			}
 		}
 	}
@@ -61,5 +89,36 @@ func ClaimsOf(runs []*measured.Run) (Claims, error) {
 		c.WastedGapMs = wastedBusy / float64(c.WastedGaps)
 		c.WastedPerS = roundTo(1000/c.WastedGapMs, 0.1)
 	}
+	c.Contention = contentionOf(gaps, decided)
 	return c, nil
+}
+
+// contentionOf fits gap = base + per x decisions by least squares; nil
+// when the decisions do not vary or there are too few gaps.
+func contentionOf(gaps, decided []float64) *Contention {
+	if len(gaps) < minSamples || stat.Variance(decided, nil) == 0 {
+		return nil
+	}
+	base, per := stat.LinearRegression(decided, gaps, nil, false)
+	return &Contention{BaseMs: base, PerDecisionMs: per, Gaps: len(gaps), MeanDecisions: stat.Mean(decided, nil)}
+}
+
+// decisionTimes is when the survivor decided run r's handshakes, as its
+// log says: every claim's decision (useful or wasted) and every
+// rejection's, in ascending order, ms. A handshake it admitted and then
+// dropped unclaimed (abandoned: skip) is not among them.
+func decisionTimes(r *measured.Run) []float64 {
+	ts := slices.Clone(r.RejectsMs)
+	for _, c := range r.Claims {
+		ts = append(ts, c.DecidedMs)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// countIn is how many of the ascending times ts lie in (from, to].
+func countIn(ts []float64, from, to float64) int {
+	lo, _ := slices.BinarySearch(ts, math.Nextafter(from, math.Inf(1)))
+	hi, _ := slices.BinarySearch(ts, math.Nextafter(to, math.Inf(1)))
+	return hi - lo
 }

@@ -60,6 +60,30 @@ func TestFitLognormal(t *testing.T) {
 	}
 }
 
+// TestFitClaimsContention: five claims decided at 0, done at 0.5, 1, 2,
+// 3.5 and 4.5 ms, give four waited gaps, 0.5, 1, 1.5 and 1 ms, with 0, 5,
+// 10 and 5 rejections decided inside them. Those lie on gap = 0.5 + 0.1 x
+// decisions exactly, so least squares gives base 0.5 ms, 0.1 ms a
+// decision, over 4 gaps at a mean of 5 decisions. A gap is (previous
+// line, its line]: the rejection decided at 0.5 is the first claim's,
+// before any gap, the one at 2.0 the second gap's; the claims' own
+// decisions, at 0, are in none.
+func TestFitClaimsContention(t *testing.T) {
+	claims := []measured.Claim{{DoneMs: 0.5}, {DoneMs: 1}, {DoneMs: 2}, {DoneMs: 3.5}, {DoneMs: 4.5}}
+	decidedAt := []float64{0.5, 1.2, 1.4, 1.6, 1.8, 2.0, 3.6, 3.8, 4.0, 4.2, 4.4}
+	for k := range 10 {
+		decidedAt = append(decidedAt, 2.125+0.125*float64(k))
+	}
+	c, err := ClaimsOf([]*measured.Run{{Claims: claims, RejectsMs: decidedAt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Contention
+	if k == nil || math.Abs(k.BaseMs-0.5) > 1e-12 || math.Abs(k.PerDecisionMs-0.1) > 1e-12 || k.Gaps != 4 || k.MeanDecisions != 5 {
+		t.Errorf("contention = %+v, want base 0.5 ms, 0.1 ms a decision, 4 gaps at a mean of 5", k)
+	}
+}
+
 // TestFitClaims: run 1 is a gateway serving claims 5 ms apart while
 // backlogged (ten decided at 0, done at 5, 10, ..., 50) and one more decided
 // at 100 when idle (done 105: its gap is idle time, not counted); run 2
@@ -92,6 +116,9 @@ func TestFitClaims(t *testing.T) {
 	c, err = ClaimsOf([]*measured.Run{{Claims: run3}})
 	if err != nil || c.AdmitPerS != 250 || c.Gaps != 3 || c.WastedPerS != 1000 || c.WastedGaps != 3 {
 		t.Errorf("ClaimsOf = %+v, %v; want 250/s from 3 gaps and 1000/s wasted from 3", c, err)
+	}
+	if c.Contention != nil {
+		t.Errorf("no decisions logged: contention %+v, want none (nothing varies)", *c.Contention)
 	}
 	idle := []measured.Claim{{DecidedMs: 0, DoneMs: 1}, {DecidedMs: 5, DoneMs: 6}}
 	if _, err := ClaimsOf([]*measured.Run{{Claims: idle}}); err == nil || !strings.Contains(err.Error(), "admit_per_s") {

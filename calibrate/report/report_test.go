@@ -235,3 +235,33 @@ func TestSummaryOnsetIsTheMeasuredOne(t *testing.T) {
 		t.Errorf("runs table's onsets: header %v, rows %v", runs.Header, runs.Rows)
 	}
 }
+
+// TestFitTableSaysContentionIsNotModelled: a fit that measured its claims
+// slowing beside the survivor's decisions (fit.Contention) says by how
+// much and that the simulator does not take it; one that could not
+// measure it says nothing of it.
+func TestFitTableSaysContentionIsNotModelled(t *testing.T) {
+	row := func(c *fit.Contention) string {
+		r := &Report{Real: []*measured.Run{{Run: 1}}, Fit: fit.Fit{Claims: fit.Claims{AdmitPerS: 1000, GapMs: 1, Gaps: 40, Contention: c}}}
+		for _, tb := range r.Tables() {
+			if !strings.HasPrefix(tb.Title, "fit on") {
+				continue
+			}
+			for _, row := range tb.Rows {
+				if strings.HasPrefix(row[1], "claims beside decisions") {
+					return row[1]
+				}
+			}
+		}
+		return ""
+	}
+	got := row(&fit.Contention{BaseMs: 0.53, PerDecisionMs: 0.082, Gaps: 40, MeanDecisions: 2.5})
+	for _, want := range []string{"0.53ms + 0.082ms for each handshake decided inside it", "40 gaps, 2.5 decisions", "not modelled"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fit table's contention row %q lacks %q", got, want)
+		}
+	}
+	if got := row(nil); got != "" {
+		t.Errorf("no contention measured, yet the fit table says %q", got)
+	}
+}

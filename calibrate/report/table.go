@@ -136,6 +136,10 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 	if f.Claims.WastedGaps > 0 {
 		add("", fmt.Sprintf("wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)", f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps))
 	}
+	if k := f.Claims.Contention; k != nil {
+		add("", fmt.Sprintf("claims beside decisions: a waited claim's gap %s + %s for each handshake decided inside it (least squares over %d gaps, %.1f decisions inside one on average); "+
+			"measured, not modelled: the simulator's claims take 1/admit_per_s however many are decided beside them", fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs), k.Gaps, k.MeanDecisions))
+	}
 	add("first wave", fmt.Sprintf("first attempts decided from %s after the kill (per run: onset %s)", fmtMs(f.FirstWave.OnsetMs),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
 	l := f.Legs
