@@ -104,11 +104,10 @@ func contentionOf(gaps, decided []float64) *Contention {
 }
 
 // decisionTimes is when the survivor decided run r's handshakes, as its
-// log says: every claim's decision (useful or wasted) and every
-// rejection's, in ascending order, ms. A handshake it admitted and then
-// dropped unclaimed (abandoned: skip) is not among them.
+// log says: every claim's decision (useful or wasted), every rejection's
+// and every dropped handshake's, in ascending order, ms.
 func decisionTimes(r *measured.Run) []float64 {
-	ts := slices.Clone(r.RejectsMs)
+	ts := slices.Concat(r.RejectsMs, r.AbandonedMs)
 	for _, c := range r.Claims {
 		ts = append(ts, c.DecidedMs)
 	}

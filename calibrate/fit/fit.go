@@ -24,8 +24,8 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work), over the " +
 	"gaps that end in an admitted line; capacity.wasted_per_s the same over those that end in a claim_wasted line " +
 	"(a claim done after its client had gone: no upgrade, hello or session follows), when 3 or more; " +
-	"claims.contention, measured and not modelled: the useful gaps against the decisions in the survivor's log (claims' " +
-	"and rejections') inside each, (previous line, its line], by least squares, gap = base_ms + per_decision_ms x decisions; " +
+	"claims.contention, measured and not modelled: the useful gaps against the decisions in the survivor's log (claims', " +
+	"rejections' and dropped handshakes') inside each, (previous line, its line], by least squares, gap = base_ms + per_decision_ms x decisions; " +
 	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +
 	"the runs of the larger of two lower bounds of the survivor's decision rate: the first wave's, 0.96 x its first " +
 	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +

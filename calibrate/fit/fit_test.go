@@ -62,7 +62,8 @@ func TestFitLognormal(t *testing.T) {
 
 // TestFitClaimsContention: five claims decided at 0, done at 0.5, 1, 2,
 // 3.5 and 4.5 ms, give four waited gaps, 0.5, 1, 1.5 and 1 ms, with 0, 5,
-// 10 and 5 rejections decided inside them. Those lie on gap = 0.5 + 0.1 x
+// 10 and 5 decisions inside them (rejections; in the second gap,
+// handshakes dropped unclaimed). Those lie on gap = 0.5 + 0.1 x
 // decisions exactly, so least squares gives base 0.5 ms, 0.1 ms a
 // decision, over 4 gaps at a mean of 5 decisions. A gap is (previous
 // line, its line]: the rejection decided at 0.5 is the first claim's,
@@ -74,7 +75,9 @@ func TestFitClaimsContention(t *testing.T) {
 	for k := range 10 {
 		decidedAt = append(decidedAt, 2.125+0.125*float64(k))
 	}
-	c, err := ClaimsOf([]*measured.Run{{Claims: claims, RejectsMs: decidedAt}})
+	// The second gap's five are handshakes dropped unclaimed (abandoned:
+	// skip), decided as the rejections are.
+	c, err := ClaimsOf([]*measured.Run{{Claims: claims, RejectsMs: slices.Delete(slices.Clone(decidedAt), 1, 6), AbandonedMs: decidedAt[1:6]}})
 	if err != nil {
 		t.Fatal(err)
 	}

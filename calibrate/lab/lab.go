@@ -363,7 +363,7 @@ func (r *labRun) measureCrash(ctx context.Context) error {
 	markLate(dec.claims, events)
 	res.GonePointsMs = measured.PointsOf(goneWays(dec.dropped, events, r.crashFrom, p.Policy.Timeout))
 	horizonMs := ms(p.Horizon)
-	res.Decisions, res.Claims, res.RejectsMs = dec.series(p.Window, horizonMs), dec.claims, dec.rejectsMs
+	res.Decisions, res.Claims, res.RejectsMs, res.AbandonedMs = dec.series(p.Window, horizonMs), dec.claims, dec.rejectsMs, dec.abandonedMs
 	attachDecisions(res.Handshakes, dec)
 	if p.Horizon > 0 {
 		res.Outcome = outcomeOf(res.Crash, dec.claims, dec.abandonedMs, horizonMs, ms(p.Window))

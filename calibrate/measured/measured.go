@@ -92,6 +92,10 @@ type Run struct {
 	Handshakes []Handshake `json:"handshakes"`
 	Claims     []Claim     `json:"claims"`
 	RejectsMs  []float64   `json:"rejects_ms"`
+	// AbandonedMs are the survivor's decisions, ms, of the handshakes it
+	// admitted and then dropped unclaimed, its client gone (abandoned:
+	// skip): with Claims' and RejectsMs every decision it logged.
+	AbandonedMs []float64 `json:"abandoned_ms,omitempty"`
 }
 
 // NoticePoints is how many quantiles of the clients' notices a run keeps
