@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"stormsim/internal/param"
@@ -56,7 +57,20 @@ type CapacitySpec struct {
 	// sessions at once writes their frames over a fraction of a second on
 	// a small machine (measured by stormsim calibrate). 0 = at once.
 	GoawayPerS float64 `yaml:"goaway_per_s,omitempty"`
+	// DecisionShare, with a decision stage (DecidePerS), is what each
+	// decision the gateway makes while a route claim is in service adds to
+	// that claim: the claims and the decisions share the machine's cores,
+	// so a claim beside a dense backlog of decisions takes longer. A useful
+	// claim then takes 1/admit_per_s + DecisionShare x (the decisions in
+	// (its start, its end]), where the decisions are those of the whole
+	// storm, later arrivals' included. The simulator finds that storm by
+	// fixed-point iteration over whole runs (sim.ShareResult). Wasted
+	// claims keep their measured 1/wasted_per_s. 0 = none.
+	DecisionShare time.Duration `yaml:"decision_share,omitempty"`
 }
+
+// MaxDecisionShare bounds CapacitySpec.DecisionShare.
+const MaxDecisionShare = time.Second
 
 // GoawaysSent turns the times a drain asks its goaways to leave
 // (non-decreasing, in the drain's order) into the times they leave, in
@@ -156,6 +170,12 @@ func (c *CapacitySpec) Validate() error {
 	if c.GoawayPerS < 0 || c.GoawayPerS > 1e9 || math.IsNaN(c.GoawayPerS) {
 		return &param.Error{Key: "goaway_per_s", Problem: "must be in [0, 1e9] goaways per second (0: at once)", Got: c.GoawayPerS}
 	}
+	if c.DecisionShare < 0 || c.DecisionShare > MaxDecisionShare {
+		return &param.Error{Key: "decision_share", Problem: "must be in [0, 1s] per decision (0: none)", Got: c.DecisionShare}
+	}
+	if c.DecisionShare > 0 && c.DecidePerS == 0 {
+		return &param.Error{Key: "decision_share", Problem: "needs decide_per_s (the decisions it shares the gateway with)", Got: c.DecisionShare}
+	}
 	if c.MaxQueue < 0 || c.MaxQueue > MaxQueueLimit {
 		return &param.Error{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
 	}
@@ -178,12 +198,17 @@ type HandshakeQueue struct {
 	decide        time.Duration // first-stage time per handshake (CapacitySpec.DecidePerS); 0 = none
 	decideFree    time.Duration // when the first stage finishes its current handshake
 	onArrival     bool          // admission decided on arrival (CapacitySpec.Decide)
+
+	// With a decision share: the share, this run's decision times (in
+	// order) and the previous run's, which the claims are charged against.
+	share          time.Duration
+	decided, prior []time.Duration
 }
 
 // NewHandshakeQueue returns an idle queue for capacity c.
 func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
 	q := &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
-		decide: serviceTime(c.DecidePerS)}
+		decide: serviceTime(c.DecidePerS), share: c.DecisionShare}
 	q.waste = q.admit
 	if c.WastedPerS > 0 {
 		q.waste = serviceTime(c.WastedPerS)
@@ -203,6 +228,9 @@ func (q *HandshakeQueue) DecidesOnArrival() bool { return q.onArrival }
 func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 	if q.decide > 0 {
 		q.decideFree = max(arrival, q.decideFree) + q.decide
+		if q.share > 0 {
+			q.decided = append(q.decided, q.decideFree)
+		}
 		return q.decideFree
 	}
 	return arrival
@@ -215,12 +243,38 @@ func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 // arrival is the Decision time. Calls must come in arrival order.
 func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duration {
 	if admitted {
-		q.free = max(arrival, q.free) + q.admit
+		q.free = q.claimEnd(max(arrival, q.free))
 		return q.free
 	}
 	q.free = max(arrival, q.free) + q.reject
 	return arrival + q.reject
 }
+
+// claimEnd is when a useful claim that starts at start ends: after
+// 1/admit_per_s and its share of every decision of the previous run in
+// (start, end]. The end is the least fixed point of that equation, walked
+// to decision by decision: each one inside moves the end by the share,
+// which may bring the next inside. The claims of one queue never overlap,
+// so a run walks each decision at most once.
+func (q *HandshakeQueue) claimEnd(start time.Duration) time.Duration {
+	end := start + q.admit
+	if q.share == 0 {
+		return end
+	}
+	i, _ := slices.BinarySearch(q.prior, start+1) // the first decision after start
+	for ; i < len(q.prior) && q.prior[i] <= end; i++ {
+		end += q.share
+	}
+	return end
+}
+
+// Decisions are the times of this run's decisions, in order (recorded with
+// a decision share only).
+func (q *HandshakeQueue) Decisions() []time.Duration { return q.decided }
+
+// ChargeAgainst sets the decisions the claims of this run are charged
+// against: the previous run's Decisions, in order.
+func (q *HandshakeQueue) ChargeAgainst(prior []time.Duration) { q.prior = prior }
 
 // Start is when a handshake arriving at arrival gets its turn. Calls must
 // come in arrival order; turns then never go backwards in time.

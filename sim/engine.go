@@ -52,9 +52,13 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 }
 
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace), report func(Progress) bool) Result {
+	w := wheel{ringLimit: maxRingBuckets, minLook: minLook}
+	if s.Capacity != nil && s.Capacity.DecisionShare > 0 {
+		return runShared(s, b, seed, w, trace, report)
+	}
 	st := newStorm(s, b, seed)
 	st.trace = trace
-	if stopped := runStorm(st, wheel{ringLimit: maxRingBuckets, minLook: minLook}, report); stopped {
+	if stopped := runStorm(st, w, report); stopped {
 		return Result{} // a storm cut short has no result: nothing to summarise
 	}
 	return st.result()

@@ -138,6 +138,7 @@ type modelResults struct {
 	Deploy      *DeployResult    `json:"deploy,omitempty"`
 	Database    *DatabaseResult  `json:"database,omitempty"`
 	Gateways    []GatewayResult  `json:"gateways,omitempty"`
+	Share       *ShareResult     `json:"decision_share,omitempty"` // with capacity.decision_share: how its fixed point was found
 }
 
 // DetectionResult is when clients noticed the failure.
