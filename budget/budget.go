@@ -202,7 +202,27 @@ func StormBytes(s *sim.Scenario) int64 {
 	if s.Deploy != nil {
 		perClient += DeployBytesPerClient
 	}
-	return int64(s.Clients)*perClient + StormOverheadBytes
+	return int64(s.Clients)*perClient + StormOverheadBytes + shareBytes(s)
+}
+
+// DecisionBytes is one decision's time kept by a storm with a decision
+// share: this run's and the previous run's (sim.ShareResult).
+const DecisionBytes = 16
+
+// shareBytes bounds the decisions a storm with a decision share keeps:
+// each gateway's decision stage makes one every 1/decide_per_s at most,
+// up to the horizon, whatever the storm does.
+func shareBytes(s *sim.Scenario) int64 {
+	c := s.Capacity
+	if c == nil || c.DecisionShare <= 0 || c.DecidePerS <= 0 {
+		return 0
+	}
+	gateways := 1
+	if s.Gateways != nil {
+		gateways = s.Gateways.Count
+	}
+	perGateway := s.EffectiveHorizon().Seconds()*c.DecidePerS + 1
+	return int64(math.Min(float64(gateways)*perGateway*DecisionBytes, math.MaxInt64/4))
 }
 
 // hasModels reports whether s turns on a model that stores per-client state.

@@ -63,6 +63,11 @@ func StormWork(s *sim.Scenario, b *policies.Backoff) Work {
 		place = PlaceSecondsPerClient
 	}
 	attempts, setUp := MinAttempts(s, b), place*float64(s.Clients)
+	if s.Capacity != nil && s.Capacity.DecisionShare > 0 {
+		// A decision share's fixed point takes two runs at the least
+		// (sim.ShareResult), each placing its first attempts again.
+		attempts, setUp = 2*attempts, 2*setUp
+	}
 	solo := attempts/storm + setUp
 	return Work{Solo: solo, Core: attempts/core + setUp, Longest: solo}
 }
