@@ -281,8 +281,8 @@ func (c *calibration) conclude(ctx context.Context) error {
 		// model fitted on another storm still predicts it.
 		c.logf("not fitted on these runs (%v): the predicted model, and one with the claim rates measured on each run", fitErr)
 	default:
-		c.logf("fitted: capacity admit %.1f/s, decide %.0f/s; first attempts decided from %.1f ms after the kill; shared every %v",
-			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecidePerS, f.FirstWave.OnsetMs, f.Model.Network.SharedEvery)
+		c.logf("fitted: capacity admit %.1f/s, decision share %v, decide %.0f/s; first attempts decided from %.1f ms after the kill; shared every %v",
+			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecisionShare, f.Model.Capacity.DecidePerS, f.FirstWave.OnsetMs, f.Model.Network.SharedEvery)
 	}
 	err := c.simulate(ctx)
 	if ctx.Err() != nil {
@@ -581,9 +581,10 @@ func (c *calibration) models() ([]model, error) {
 				// what predicts it. A model fitted on a slower hour would
 				// hold a faster hour's handshakes in its decision stage
 				// past their timeout: a storm that ends, predicted not to.
-				p.Capacity.AdmitPerS = z.WarmupClaimsPerS
+				p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.WarmupClaimsPerS, 0
 				if p.Capacity.DecidePerS > 0 && z.WarmupDecidePerS > 0 {
 					p.Capacity.DecidePerS, warmDecide = z.WarmupDecidePerS, true
+					p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.Claims()
 				}
 			}
 			// The lab's client process is the lab's, not the gateway's:
@@ -616,7 +617,7 @@ func (c *calibration) models() ([]model, error) {
 		var borrowed []string
 		switch {
 		case warmDecide:
-			borrowed = append(borrowed, "capacity.admit_per_s and decide_per_s from the warm-up that sized the storm")
+			borrowed = append(borrowed, "capacity.admit_per_s, decision_share and decide_per_s from the warm-up that sized the storm (its claims' line)")
 		case c.rep.Sized != nil:
 			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
 		}

@@ -86,8 +86,10 @@ func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
 	if z.WarmupDecidePerS <= 0 {
 		t.Errorf("sized %+v: want the warm-up's decision rate", z)
 	}
-	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != z.WarmupClaimsPerS || c.DecidePerS != z.WarmupDecidePerS {
-		t.Errorf("predicted capacity.admit_per_s %v, decide_per_s %v; want the warm-up's %v and %v", c.AdmitPerS, c.DecidePerS, z.WarmupClaimsPerS, z.WarmupDecidePerS)
+	admit, share := z.Claims()
+	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != admit || c.DecisionShare != share || c.DecidePerS != z.WarmupDecidePerS {
+		t.Errorf("predicted capacity.admit_per_s %v, decision_share %v, decide_per_s %v; want the warm-up's %v, %v and %v",
+			c.AdmitPerS, c.DecisionShare, c.DecidePerS, admit, share, z.WarmupDecidePerS)
 	}
 }
 

@@ -133,7 +133,7 @@ func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *re
 		}
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
-	z.WarmupClaimsPerS, z.WarmupGaps = claims.AdmitPerS, claims.Gaps
+	z.WarmupClaimsPerS, z.WarmupGaps, z.WarmupContention = claims.AdmitPerS, claims.Gaps, claims.Contention
 	z.WarmupDecidePerS = 0
 	if w, err := fit.FirstWaveOf([]*measured.Run{r}); err == nil {
 		z.WarmupDecidePerS = w.DecidePerS

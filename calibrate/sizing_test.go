@@ -1,9 +1,11 @@
 package calibrate
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"stormsim/calibrate/fit"
 	"stormsim/calibrate/report"
 )
 
@@ -64,5 +66,25 @@ func TestSizingLineNamesTheDecisionRate(t *testing.T) {
 	want := "sized to this machine: a warm-up of 3366 clients claimed 1769/s (3364 gaps) and decided 11873/s; chose 3539 clients (written 2000: 4 x the 500 ms timeout of claims)"
 	if got := z.Line(); got != want {
 		t.Errorf("line\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSizingClaimsByTheWarmupsLine: a warm-up whose claims were fitted
+// against the decisions beside them predicts by that line (0.625 ms:
+// 1600/s, and its 0.09 ms a decision), and says so; one without keeps its
+// mean rate and no share.
+func TestSizingClaimsByTheWarmupsLine(t *testing.T) {
+	z := &report.Sizing{WarmupClients: 3366, WarmupClaimsPerS: 1300, WarmupGaps: 3364, WarmupDecidePerS: 11873,
+		WarmupContention: &fit.Contention{BaseMs: 0.625, PerDecisionMs: 0.09, Gaps: 3364, MeanDecisions: 1.7},
+		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 2600, WrittenClients: 2000}
+	if admit, share := z.Claims(); admit != 1600 || share != 90*time.Microsecond {
+		t.Errorf("claims by %v/s and %v a decision; want 1600/s and 90us", admit, share)
+	}
+	if want := "decided 11873/s, a claim taking 0.625ms + 0.09ms a decision beside it;"; !strings.Contains(z.Line(), want) {
+		t.Errorf("line %q lacks %q", z.Line(), want)
+	}
+	z.WarmupContention = nil
+	if admit, share := z.Claims(); admit != 1300 || share != 0 {
+		t.Errorf("no line: claims by %v/s and %v a decision; want the mean 1300/s and none", admit, share)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"time"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -34,12 +35,12 @@ type Claims struct {
 
 // Contention is a least-squares line through the useful claims' gaps
 // (Claims.GapMs's) against the decisions inside each gap: gap = BaseMs +
-// PerDecisionMs x decisions. It is measured, not modelled: the
-// simulator's decision stage and claim queue do not share a processor, so
-// its claims take 1/admit_per_s however many handshakes are decided
-// beside them. A PerDecisionMs well above 0 says the survivor's claims
-// slow while it decides, and admit_per_s, the mean, holds only for storms
-// whose decisions overlap the claims as the fitted storm's did.
+// PerDecisionMs x decisions. The survivor's claims slow while it decides,
+// so the mean gap (admit_per_s) holds only for storms whose decisions
+// overlap the claims as the fitted storm's did; the line holds for
+// others. The model takes it when both terms are positive (Share):
+// capacity.admit_per_s = 1 / BaseMs and capacity.decision_share =
+// PerDecisionMs.
 type Contention struct {
 	BaseMs        float64 `json:"base_ms"`         // a gap with no decision inside it, ms
 	PerDecisionMs float64 `json:"per_decision_ms"` // what each decision inside a gap adds to it, ms
@@ -47,6 +48,19 @@ type Contention struct {
 	// MeanDecisions is the mean count of decisions inside a gap, over the
 	// gaps: the decision load the mean gap was measured under.
 	MeanDecisions float64 `json:"mean_decisions"`
+}
+
+// Share is the line as a capacity: admit_per_s = 1 / BaseMs (rounded to
+// 0.1/s) and decision_share = PerDecisionMs (to 0.1 us); ok is false,
+// and the model keeps the mean gap's rate, when k is nil or either term is
+// not positive (a line that says claims speed up beside decisions is
+// noise, not a share).
+func (k *Contention) Share() (admitPerS float64, share time.Duration, ok bool) {
+	if k == nil || !(k.BaseMs > 0) || !(k.PerDecisionMs > 0) {
+		return 0, 0, false
+	}
+	share = time.Duration(math.Round(k.PerDecisionMs*1e4)) * 100 * time.Nanosecond
+	return roundTo(1000/k.BaseMs, 0.1), share, share > 0
 }
 
 // ClaimsOf measures the claim rates on the runs' claims: the gap between a

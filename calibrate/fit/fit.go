@@ -24,8 +24,10 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work), over the " +
 	"gaps that end in an admitted line; capacity.wasted_per_s the same over those that end in a claim_wasted line " +
 	"(a claim done after its client had gone: no upgrade, hello or session follows), when 3 or more; " +
-	"claims.contention, measured and not modelled: the useful gaps against the decisions in the survivor's log (claims', " +
+	"claims.contention: the useful gaps against the decisions in the survivor's log (claims', " +
 	"rejections' and dropped handshakes') inside each, (previous line, its line], by least squares, gap = base_ms + per_decision_ms x decisions; " +
+	"when both are positive the model takes the line instead of the mean: capacity.admit_per_s = 1 / base_ms and " +
+	"capacity.decision_share = per_decision_ms (each decision inside a useful claim lengthens it by that); " +
 	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +
 	"the runs of the larger of two lower bounds of the survivor's decision rate: the first wave's, 0.96 x its first " +
 	"attempts / the time between the 2nd and 98th percentiles of their decisions (bounded by how fast the clients " +
@@ -133,6 +135,9 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 		// The onset less the notice is the first attempt's way: a drained
 		// client, which notices at its close, takes it too.
 		Detection: models.DetectionSpec{Kind: models.DetectionReset, Delay: models.Distribution{Dist: models.DistFixed, Value: durationMs(f.FirstWave.NoticeMs)}},
+	}
+	if admit, share, ok := f.Claims.Contention.Share(); ok {
+		f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecisionShare = admit, share
 	}
 	f.Model, _ = f.Model.WithLab(f.Lab)       // the notices themselves, when the runs kept them
 	f.Model, _ = f.Model.WithGoawaysOf(f.Lab) // the goaways' way, when the runs drained

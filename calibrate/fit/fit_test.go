@@ -85,6 +85,23 @@ func TestFitClaimsContention(t *testing.T) {
 	if k == nil || math.Abs(k.BaseMs-0.5) > 1e-12 || math.Abs(k.PerDecisionMs-0.1) > 1e-12 || k.Gaps != 4 || k.MeanDecisions != 5 {
 		t.Errorf("contention = %+v, want base 0.5 ms, 0.1 ms a decision, 4 gaps at a mean of 5", k)
 	}
+	if admit, share, ok := k.Share(); !ok || admit != 2000 || share != 100*time.Microsecond {
+		t.Errorf("as a capacity: admit_per_s %v, decision_share %v, %v; want 1/0.5 ms = 2000/s and 0.1 ms", admit, share, ok)
+	}
+}
+
+// TestContentionShareNeedsPositiveTerms: a line whose claims speed up
+// beside decisions, or whose base is not positive, is not a share, and
+// no line at all is none.
+func TestContentionShareNeedsPositiveTerms(t *testing.T) {
+	for _, k := range []*Contention{nil, {BaseMs: 0.6, PerDecisionMs: -0.01}, {BaseMs: -0.1, PerDecisionMs: 0.2}, {BaseMs: 0.6, PerDecisionMs: 0}} {
+		if admit, share, ok := k.Share(); ok {
+			t.Errorf("%+v: a share of admit_per_s %v, decision_share %v; want none", k, admit, share)
+		}
+	}
+	if admit, share, ok := (&Contention{BaseMs: 0.63, PerDecisionMs: 0.10437}).Share(); !ok || math.Abs(admit-1587.3) > 1e-9 || share != 104400*time.Nanosecond {
+		t.Errorf("0.63 ms + 0.10437 ms: admit_per_s %v, decision_share %v; want 1000/0.63 = 1587.3/s and 104.4 us", admit, share)
+	}
 }
 
 // TestFitClaims: run 1 is a gateway serving claims 5 ms apart while
@@ -309,7 +326,7 @@ func TestModelRoundTripsThroughAConfig(t *testing.T) {
 	}
 	lognormal := models.Distribution{Dist: "lognormal", Median: 12 * time.Millisecond, Sigma: 0.8, Cap: 90 * time.Millisecond}
 	m := Model{
-		Capacity: models.CapacitySpec{AdmitPerS: 812.5, Decide: models.DecideOnArrival, DecidePerS: 6100},
+		Capacity: models.CapacitySpec{AdmitPerS: 812.5, Decide: models.DecideOnArrival, DecidePerS: 6100, DecisionShare: 88400 * time.Nanosecond},
 		Network: models.NetworkSpec{ServerTime: lognormal, RejectTime: &models.Distribution{Dist: "fixed"}, OutLeg: &lognormal,
 			BackLeg: &lognormal, FirstOutLeg: &models.Distribution{Dist: "fixed"}, FirstBackLeg: &lognormal, SharedEvery: 5 * time.Millisecond},
 		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "fixed", Value: 42 * time.Millisecond}},

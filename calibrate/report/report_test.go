@@ -236,11 +236,11 @@ func TestSummaryOnsetIsTheMeasuredOne(t *testing.T) {
 	}
 }
 
-// TestFitTableSaysContentionIsNotModelled: a fit that measured its claims
+// TestFitTableSaysHowContentionIsModelled: a fit that measured its claims
 // slowing beside the survivor's decisions (fit.Contention) says by how
-// much and that the simulator does not take it; one that could not
-// measure it says nothing of it.
-func TestFitTableSaysContentionIsNotModelled(t *testing.T) {
+// much and that the model takes it, or that it does not when the slope
+// is not positive; one that could not measure it says nothing of it.
+func TestFitTableSaysHowContentionIsModelled(t *testing.T) {
 	row := func(c *fit.Contention) string {
 		r := &Report{Real: []*measured.Run{{Run: 1}}, Fit: fit.Fit{Claims: fit.Claims{AdmitPerS: 1000, GapMs: 1, Gaps: 40, Contention: c}}}
 		for _, tb := range r.Tables() {
@@ -256,10 +256,13 @@ func TestFitTableSaysContentionIsNotModelled(t *testing.T) {
 		return ""
 	}
 	got := row(&fit.Contention{BaseMs: 0.53, PerDecisionMs: 0.082, Gaps: 40, MeanDecisions: 2.5})
-	for _, want := range []string{"0.53ms + 0.082ms for each handshake decided inside it", "40 gaps, 2.5 decisions", "not modelled"} {
+	for _, want := range []string{"0.53ms + 0.082ms for each handshake decided inside it", "40 gaps, 2.5 decisions", "modelled: capacity.admit_per_s = 1 / the base"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("fit table's contention row %q lacks %q", got, want)
 		}
+	}
+	if got := row(&fit.Contention{BaseMs: 1.1, PerDecisionMs: -0.01, Gaps: 40, MeanDecisions: 2.5}); !strings.Contains(got, "not modelled") {
+		t.Errorf("a negative slope, yet the fit table says %q", got)
 	}
 	if got := row(nil); got != "" {
 		t.Errorf("no contention measured, yet the fit table says %q", got)

@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"stormsim/calibrate/fit"
 )
 
 // Sizing is what a calibration measured on this machine before its storm
@@ -25,6 +28,10 @@ type Sizing struct {
 	// machine), and a decision stage slower than the hour's holds the
 	// handshakes past their timeout.
 	WarmupDecidePerS float64 `json:"warmup_decide_per_s,omitempty"`
+	// WarmupContention is the warm-up's claims against the decisions
+	// beside them (fit.Claims.Contention); nil when it could not be
+	// fitted. The prediction claims by it (Claims).
+	WarmupContention *fit.Contention `json:"warmup_contention,omitempty"`
 	// QueueOverTimeout is the rule for the clients: the first wave's
 	// claims last this many handshake timeouts at the measured rate,
 	// clients = ceil(QueueOverTimeout x timeout x rate); 0: as written.
@@ -53,6 +60,17 @@ type Sizing struct {
 	FirstWarmupClaimsPerS float64 `json:"first_warmup_claims_per_s,omitempty"`
 }
 
+// Claims is how the storm's prediction claims: by the warm-up's line,
+// capacity.admit_per_s = 1 / its base and decision_share = its slope
+// (fit.Contention.Share), or, when the warm-up has none, at its mean
+// claim rate with no share.
+func (z *Sizing) Claims() (admitPerS float64, share time.Duration) {
+	if admit, share, ok := z.WarmupContention.Share(); ok {
+		return admit, share
+	}
+	return z.WarmupClaimsPerS, 0
+}
+
 // Line says in one line what was measured and what was chosen.
 func (z *Sizing) Line() string {
 	var chose []string
@@ -73,6 +91,9 @@ func (z *Sizing) Line() string {
 	decided := ""
 	if z.WarmupDecidePerS > 0 {
 		decided = fmt.Sprintf(" and decided %.0f/s", z.WarmupDecidePerS)
+	}
+	if k := z.WarmupContention; k != nil {
+		decided += fmt.Sprintf(", a claim taking %s + %s a decision beside it", fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs))
 	}
 	return fmt.Sprintf("sized to this machine: %sa warm-up of %d clients claimed %.0f/s (%d gaps%s)%s; chose %s",
 		first, z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, decided, strings.Join(chose, " and "))

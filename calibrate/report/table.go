@@ -129,16 +129,24 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 	m := f.Model
 	t := results.Table{Title: fmt.Sprintf("fit on %d run%s (calibration.json's fit.method says how)", runs, plural(runs)), Header: []string{"section", "fitted"}}
 	add := func(section, what string) { t.Rows = append(t.Rows, []string{section, what}) }
-	add("capacity", fmt.Sprintf("admit %.1f/s (mean claim gap while claims waited %s, %d gaps); decide %.0f/s (per run %s)",
-		m.Capacity.AdmitPerS, fmtMs(f.Claims.GapMs), f.Claims.Gaps, m.Capacity.DecidePerS, waveList(f.FirstWave, func(w fit.WaveRun) string {
-			return fmt.Sprintf("%.0f (wave %.0f, backlog %.0f)", w.DecidePerS, w.WavePerS, w.BacklogPerS)
-		})))
+	admit := fmt.Sprintf("admit %.1f/s (mean claim gap while claims waited %s, %d gaps)", m.Capacity.AdmitPerS, fmtMs(f.Claims.GapMs), f.Claims.Gaps)
+	if m.Capacity.DecisionShare > 0 {
+		admit = fmt.Sprintf("admit %.1f/s and decision_share %v (the claims beside decisions line below; the mean claim gap while claims waited %s, %d gaps, is %.1f/s)",
+			m.Capacity.AdmitPerS, m.Capacity.DecisionShare, fmtMs(f.Claims.GapMs), f.Claims.Gaps, f.Claims.AdmitPerS)
+	}
+	add("capacity", fmt.Sprintf("%s; decide %.0f/s (per run %s)", admit, m.Capacity.DecidePerS, waveList(f.FirstWave, func(w fit.WaveRun) string {
+		return fmt.Sprintf("%.0f (wave %.0f, backlog %.0f)", w.DecidePerS, w.WavePerS, w.BacklogPerS)
+	})))
 	if f.Claims.WastedGaps > 0 {
 		add("", fmt.Sprintf("wasted claims %.1f/s (mean gap %s, %d gaps; 0: too few to fit, as admit)", f.Claims.WastedPerS, fmtMs(f.Claims.WastedGapMs), f.Claims.WastedGaps))
 	}
 	if k := f.Claims.Contention; k != nil {
-		add("", fmt.Sprintf("claims beside decisions: a waited claim's gap %s + %s for each handshake decided inside it (least squares over %d gaps, %.1f decisions inside one on average); "+
-			"measured, not modelled: the simulator's claims take 1/admit_per_s however many are decided beside them", fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs), k.Gaps, k.MeanDecisions))
+		taken := "modelled: capacity.admit_per_s = 1 / the base, decision_share = the slope"
+		if _, _, ok := k.Share(); !ok {
+			taken = "not modelled (a term is not positive): the simulator's claims take 1/admit_per_s, the mean gap's, however many are decided beside them"
+		}
+		add("", fmt.Sprintf("claims beside decisions: a waited claim's gap %s + %s for each handshake decided inside it (least squares over %d gaps, %.1f decisions inside one on average); %s",
+			fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs), k.Gaps, k.MeanDecisions, taken))
 	}
 	add("first wave", fmt.Sprintf("first attempts decided from %s after the kill (per run: onset %s)", fmtMs(f.FirstWave.OnsetMs),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
