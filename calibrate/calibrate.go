@@ -581,10 +581,9 @@ func (c *calibration) models() ([]model, error) {
 				// what predicts it. A model fitted on a slower hour would
 				// hold a faster hour's handshakes in its decision stage
 				// past their timeout: a storm that ends, predicted not to.
-				p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.WarmupClaimsPerS, 0
+				p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.Claims(p.Capacity.DecisionShare)
 				if p.Capacity.DecidePerS > 0 && z.WarmupDecidePerS > 0 {
 					p.Capacity.DecidePerS, warmDecide = z.WarmupDecidePerS, true
-					p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.Claims()
 				}
 			}
 			// The lab's client process is the lab's, not the gateway's:
@@ -617,7 +616,7 @@ func (c *calibration) models() ([]model, error) {
 		var borrowed []string
 		switch {
 		case warmDecide:
-			borrowed = append(borrowed, "capacity.admit_per_s, decision_share and decide_per_s from the warm-up that sized the storm (its claims' line)")
+			borrowed = append(borrowed, "capacity.admit_per_s (the warm-up's mean claim gap less the fitted decision_share of its decisions) and decide_per_s from the warm-up that sized the storm")
 		case c.rep.Sized != nil:
 			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
 		}

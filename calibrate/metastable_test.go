@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"stormsim/calibrate/fit"
 	"stormsim/calibrate/report"
+	"stormsim/config"
 	"stormsim/internal/pgtest"
 )
 
@@ -86,7 +88,20 @@ func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
 	if z.WarmupDecidePerS <= 0 {
 		t.Errorf("sized %+v: want the warm-up's decision rate", z)
 	}
-	admit, share := z.Claims()
+	// The first section is the first model file's (the glob's order).
+	files, _ := filepath.Glob(labModel)
+	if len(files) == 0 {
+		t.Fatalf("no model file %s", labModel)
+	}
+	s, err := config.Load(files[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted, err := fit.FromScenario(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admit, share := z.Claims(fitted.Capacity.DecisionShare)
 	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != admit || c.DecisionShare != share || c.DecidePerS != z.WarmupDecidePerS {
 		t.Errorf("predicted capacity.admit_per_s %v, decision_share %v, decide_per_s %v; want the warm-up's %v, %v and %v",
 			c.AdmitPerS, c.DecisionShare, c.DecidePerS, admit, share, z.WarmupDecidePerS)

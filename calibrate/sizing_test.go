@@ -69,22 +69,28 @@ func TestSizingLineNamesTheDecisionRate(t *testing.T) {
 	}
 }
 
-// TestSizingClaimsByTheWarmupsLine: a warm-up whose claims were fitted
-// against the decisions beside them predicts by that line (0.625 ms:
-// 1600/s, and its 0.09 ms a decision), and says so; one without keeps its
-// mean rate and no share.
-func TestSizingClaimsByTheWarmupsLine(t *testing.T) {
-	z := &report.Sizing{WarmupClients: 3366, WarmupClaimsPerS: 1300, WarmupGaps: 3364, WarmupDecidePerS: 11873,
-		WarmupContention: &fit.Contention{BaseMs: 0.625, PerDecisionMs: 0.09, Gaps: 3364, MeanDecisions: 1.7},
-		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 2600, WrittenClients: 2000}
-	if admit, share := z.Claims(); admit != 1600 || share != 90*time.Microsecond {
-		t.Errorf("claims by %v/s and %v a decision; want 1600/s and 90us", admit, share)
+// TestSizingClaimsAtTheHoursSpeedWithTheFittedShare: a warm-up whose
+// claims took 0.8 ms a gap (1250/s) with 2 decisions inside one on the
+// average, predicted with a model whose share is 0.1 ms a decision:
+// admit_per_s = 1 / (0.8 - 0.1 x 2 ms) = 1666.7/s, that share. Without a
+// share, a warm-up line or a positive base, the warm-up's mean rate.
+func TestSizingClaimsAtTheHoursSpeedWithTheFittedShare(t *testing.T) {
+	z := &report.Sizing{WarmupClients: 3366, WarmupClaimsPerS: 1250, WarmupGaps: 3364, WarmupDecidePerS: 11873,
+		WarmupContention: &fit.Contention{BaseMs: 0.61, PerDecisionMs: 0.05, Gaps: 3364, MeanDecisions: 2},
+		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 2500, WrittenClients: 2000}
+	if admit, share := z.Claims(100 * time.Microsecond); admit != 1666.7 || share != 100*time.Microsecond {
+		t.Errorf("claims by %v/s and %v a decision; want 1666.7/s and 100us", admit, share)
 	}
-	if want := "decided 11873/s, a claim taking 0.625ms + 0.09ms a decision beside it;"; !strings.Contains(z.Line(), want) {
+	if want := "decided 11873/s, a claim taking 0.61ms + 0.05ms a decision beside it;"; !strings.Contains(z.Line(), want) {
 		t.Errorf("line %q lacks %q", z.Line(), want)
 	}
-	z.WarmupContention = nil
-	if admit, share := z.Claims(); admit != 1300 || share != 0 {
-		t.Errorf("no line: claims by %v/s and %v a decision; want the mean 1300/s and none", admit, share)
+	for _, c := range []struct {
+		share time.Duration
+		line  *fit.Contention
+	}{{0, z.WarmupContention}, {100 * time.Microsecond, nil}, {400 * time.Microsecond, z.WarmupContention}} {
+		z.WarmupContention = c.line
+		if admit, share := z.Claims(c.share); admit != 1250 || share != 0 {
+			t.Errorf("share %v, line %+v: claims by %v/s and %v a decision; want the mean 1250/s and none", c.share, c.line, admit, share)
+		}
 	}
 }

@@ -64,8 +64,9 @@ type CapacitySpec struct {
 	// claim then takes 1/admit_per_s + DecisionShare x (the decisions in
 	// (its start, its end]), where the decisions are those of the whole
 	// storm, later arrivals' included. The simulator finds that storm by
-	// fixed-point iteration over whole runs (sim.ShareResult). Wasted
-	// claims keep their measured 1/wasted_per_s. 0 = none.
+	// fixed-point iteration over whole runs (sim.ShareResult). A wasted
+	// claim takes the same, share included, unless wasted_per_s gives it
+	// a measured rate of its own. 0 = none.
 	DecisionShare time.Duration `yaml:"decision_share,omitempty"`
 }
 
@@ -203,6 +204,7 @@ type HandshakeQueue struct {
 	// order) and the previous run's, which the claims are charged against.
 	share          time.Duration
 	decided, prior []time.Duration
+	wasteShared    bool // a wasted claim is a useful one's work, share included (no wasted_per_s)
 }
 
 // NewHandshakeQueue returns an idle queue for capacity c.
@@ -213,6 +215,7 @@ func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
 	if c.WastedPerS > 0 {
 		q.waste = serviceTime(c.WastedPerS)
 	}
+	q.wasteShared = c.WastedPerS == 0 && q.share > 0
 	return q
 }
 
@@ -290,8 +293,13 @@ func (q *HandshakeQueue) Skip(start time.Duration) time.Duration {
 
 // Waste books the claim of an admitted handshake whose turn started at
 // start after its client had gone (CapacitySpec.Abandoned serve): it takes
-// the gateway 1/wasted_per_s. It returns when the claim is done.
+// the gateway 1/wasted_per_s, or a useful claim's time and share without it. It
+// returns when the claim is done.
 func (q *HandshakeQueue) Waste(start time.Duration) time.Duration {
+	if q.wasteShared {
+		q.free = q.claimEnd(start)
+		return q.free
+	}
 	q.free = start + q.waste
 	return q.free
 }

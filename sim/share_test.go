@@ -41,8 +41,15 @@ func TestDecisionShareHandWorked(t *testing.T) {
 // its trace alone: in arrival order, each claim starts when it was
 // decided or when the gateway is free, whichever is later, and ends at
 // start + 1/admit_per_s + share x (the decisions of that same run in
-// (start, end]); a handshake dropped at its turn (skip) costs nothing.
+// (start, end]), a wasted claim (serve, no wasted_per_s) as a useful one;
+// a handshake dropped at its turn (skip) costs nothing.
 func TestDecisionShareFixedPoint(t *testing.T) {
+	for _, abandoned := range []models.Abandoned{models.AbandonedSkip, models.AbandonedServe} {
+		t.Run(string(abandoned), func(t *testing.T) { testDecisionShareFixedPoint(t, abandoned) })
+	}
+}
+
+func testDecisionShareFixedPoint(t *testing.T, abandoned models.Abandoned) {
 	const admit, share = time.Millisecond, 100 * time.Microsecond
 	s := resolved(t, &Scenario{Clients: 400, Seed: 7, InitialJitter: 50 * time.Millisecond,
 		Admission: models.AdmissionSpec{Kind: "unlimited"},
@@ -50,7 +57,7 @@ func TestDecisionShareFixedPoint(t *testing.T) {
 		Metrics:   Metrics{Window: 10 * time.Millisecond},
 		Horizon:   5 * time.Second,
 		Capacity: &models.CapacitySpec{AdmitPerS: 1000, Decide: models.DecideOnArrival, DecidePerS: 4000, DecisionShare: share,
-			Abandoned: models.AbandonedSkip}})
+			Abandoned: abandoned}})
 	var trace []attemptTrace
 	r := runTraced(s, mustBackoff(t, s.Policies[0]), s.Seed, func(a attemptTrace) { trace = append(trace, a) }, nil)
 	if r.Share == nil || !r.Share.Settled || r.Share.Passes < 3 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -60,13 +61,22 @@ type Sizing struct {
 	FirstWarmupClaimsPerS float64 `json:"first_warmup_claims_per_s,omitempty"`
 }
 
-// Claims is how the storm's prediction claims: by the warm-up's line,
-// capacity.admit_per_s = 1 / its base and decision_share = its slope
-// (fit.Contention.Share), or, when the warm-up has none, at its mean
-// claim rate with no share.
-func (z *Sizing) Claims() (admitPerS float64, share time.Duration) {
-	if admit, share, ok := z.WarmupContention.Share(); ok {
-		return admit, share
+// Claims is how the storm's prediction claims, given the decision share
+// of the model it predicts with (capacity.decision_share, fitted on
+// another storm): that share, and admit_per_s from the warm-up's mean
+// claim gap less the share of the decisions inside one on the average,
+// 1 / (1/WarmupClaimsPerS - share x WarmupContention.MeanDecisions),
+// rounded to 0.1/s. The share is the gateway's, fitted on a storm with
+// decisions of every kind beside its claims; the hour's speed is the
+// warm-up's, whose decisions come mostly at its opening. With no share,
+// no line in the warm-up or a base that is not positive, the warm-up's
+// mean rate and no share.
+func (z *Sizing) Claims(share time.Duration) (admitPerS float64, withShare time.Duration) {
+	if k := z.WarmupContention; share > 0 && k != nil && z.WarmupClaimsPerS > 0 {
+		baseMs := 1000/z.WarmupClaimsPerS - float64(share)/float64(time.Millisecond)*k.MeanDecisions
+		if baseMs > 0 {
+			return math.Round(10000/baseMs) / 10, share
+		}
 	}
 	return z.WarmupClaimsPerS, 0
 }
