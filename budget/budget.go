@@ -206,8 +206,9 @@ func StormBytes(s *sim.Scenario) int64 {
 }
 
 // DecisionBytes is one decision's time kept by a storm with a decision
-// share: this run's and the previous run's (sim.ShareResult).
-const DecisionBytes = 16
+// share: this run's and the previous run's (sim.ShareResult), 8 B each,
+// each list up to twice its length while it grows by appending.
+const DecisionBytes = 32
 
 // shareBytes bounds the decisions a storm with a decision share keeps:
 // each gateway's decision stage makes one every 1/decide_per_s at most,

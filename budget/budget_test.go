@@ -16,11 +16,13 @@ import (
 // to run in a test; attempts stay within a few per client so that the
 // span (the horizon's business, not the estimate's) stays short.
 var shapes = map[string]string{
-	"core, slots":         "admission: {kind: slots, slot: 10ms, per_slot: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\n",
-	"core, stateful":      "admission: {kind: slots, slot: 10ms, per_slot: 1000}\npolicies: [{name: decorrelated, base: 100ms, cap: 3200ms}]\n",
-	"core, bucket":        "initial_jitter: 1s\nadmission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\n",
-	"network":             "admission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\nnetwork: {rtt: {dist: lognormal, median: 30ms, sigma: 0.5}}\n",
-	"capacity":            "admission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\ncapacity: {admit_per_s: 5000, reject_per_s: 50000}\n",
+	"core, slots":    "admission: {kind: slots, slot: 10ms, per_slot: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\n",
+	"core, stateful": "admission: {kind: slots, slot: 10ms, per_slot: 1000}\npolicies: [{name: decorrelated, base: 100ms, cap: 3200ms}]\n",
+	"core, bucket":   "initial_jitter: 1s\nadmission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\n",
+	"network":        "admission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\nnetwork: {rtt: {dist: lognormal, median: 30ms, sigma: 0.5}}\n",
+	"capacity":       "admission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\ncapacity: {admit_per_s: 5000, reject_per_s: 50000}\n",
+	"decision share": "admission: {kind: token_bucket, rate: 20000, burst: 1000}\npolicies: [{name: full, base: 100ms, cap: 3200ms, timeout: 1s}]\nhorizon: 60s\n" +
+		"capacity: {admit_per_s: 20000, decide: arrival, decide_per_s: 100000, decision_share: 5us}\n",
 	"deploy":              "admission: {kind: token_bucket, rate: 20000, burst: 1000, retry_after: 1s}\npolicies: [{name: full, base: 100ms, cap: 3200ms}]\nnetwork: {rtt: {dist: lognormal, median: 30ms, sigma: 0.5}}\ncapacity: {admit_per_s: 20000}\ngateways: {count: 4, balancer: round_robin, health_check: 1s}\ndatabase: {rows_per_sync: 25}\ndeploy: {startup: 2s}\ndrain: {pace: {kind: spread, over: 2s}, reconnect_hint: {kind: reserved}}\n",
 	"every model at once": "initial_jitter: 1s\nadmission: {kind: token_bucket, rate: 5000, burst: 500, retry_after: 1s}\npolicies: [{name: decorrelated, base: 1s, cap: 30s, honor_retry_after: true}]\nmetrics: {window: 1s}\nfailure: {kind: crash}\ndetection: {kind: reset, delay: {dist: uniform, min: 0s, max: 500ms}}\nlease: {duration: 10s, renew_every: 3s, sweep_every: 3s}\nnetwork: {rtt: {dist: lognormal, median: 30ms, sigma: 0.5}, server_time: {dist: uniform, min: 2ms, max: 10ms}}\ncapacity: {admit_per_s: 2000}\ngateways: {count: 5, balancer: least_connections, health_check: 2s}\ndatabase: {rows_per_sync: 25, read_budget_per_s: 25000}\n",
 }
@@ -34,7 +36,9 @@ func shape(tb testing.TB, name string, clients int) *sim.Scenario {
 	return s
 }
 
-// allocated runs one storm of s and returns the bytes it allocated.
+// allocated runs one storm of s and returns the bytes it allocated, a
+// run's on the average for a storm with a decision share, which runs it
+// again and again and holds one run and two runs' decisions at a time.
 func allocated(tb testing.TB, s *sim.Scenario) int64 {
 	b, err := policies.New(s.Policies[0])
 	if err != nil {
@@ -43,9 +47,13 @@ func allocated(tb testing.TB, s *sim.Scenario) int64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	sim.Run(s, b, 1)
+	r := sim.Run(s, b, 1)
 	runtime.ReadMemStats(&after)
-	return int64(after.TotalAlloc - before.TotalAlloc)
+	runs := int64(1)
+	if r.Share != nil {
+		runs = int64(r.Share.Passes)
+	}
+	return int64(after.TotalAlloc-before.TotalAlloc) / runs
 }
 
 // TestEstimateBoundsAllocation keeps the measured constants honest: a

@@ -152,8 +152,11 @@ func (p *runProgress) line() string {
 		}
 	}
 	if !first {
-		line += fmt.Sprintf("; running: simulated %s of a %s horizon, %s attempts, %s/%s connected",
-			human.Millis(ms(behind.Now)), human.Millis(ms(behind.Horizon)), human.Count(attempts), human.Count(connected), human.Count(clients))
+		line += fmt.Sprintf("; running: simulated %s of a %s horizon", human.Millis(ms(behind.Now)), human.Millis(ms(behind.Horizon)))
+		if behind.Pass > 0 {
+			line += fmt.Sprintf(" (run %d of at most %d of its storm: capacity.decision_share)", behind.Pass, sim.MaxSharePasses)
+		}
+		line += fmt.Sprintf(", %s attempts, %s/%s connected", human.Count(attempts), human.Count(connected), human.Count(clients))
 	}
 	if placing > 0 {
 		line += fmt.Sprintf("; setting up: %s/%s clients placed", human.Count(placed), human.Count(placing))

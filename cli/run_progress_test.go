@@ -30,6 +30,13 @@ func TestRunProgressLine(t *testing.T) {
 	if got := p.line(); got != want+"; setting up: 1,234,567/100,000,000 clients placed" {
 		t.Errorf("setting up: %q", got)
 	}
+	// A storm with a decision share runs again: which run is said, since
+	// its simulated time starts again at each.
+	q := &runProgress{now: func() time.Time { return clock }, running: map[int]sim.Progress{}, storms: 1, started: clock}
+	q.report(0, sim.Progress{Now: 2 * time.Second, Horizon: 10 * time.Second, Attempts: 7, Connected: 3, Clients: 5, Pass: 2}, false)
+	if got, want := q.line(), "run: 0/1 storms done, <1s; running: simulated 2s of a 10s horizon (run 2 of at most 16 of its storm: capacity.decision_share), 7 attempts, 3/5 connected"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 }
 
 // TestRunProgressWaitsThenReports pins that a run says nothing for its

@@ -31,6 +31,10 @@ type Progress struct {
 	// Placed is how many clients' first attempts are in place: below
 	// Clients while the storm is set up, before any attempt is processed.
 	Placed int
+	// Pass is which run of a storm with a decision share this is (1 on;
+	// at most MaxSharePasses: ShareResult), 0 for a storm run once. Now
+	// starts again at each run.
+	Pass int
 }
 
 // ProgressEvery is how many attempts RunWithProgress processes between

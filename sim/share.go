@@ -32,11 +32,18 @@ type ShareResult struct {
 }
 
 // runShared runs a storm with a decision share to its fixed point
-// (ShareResult). Only the last run is traced and reported as progress
-// beyond its start; a stop in any run stops the storm.
+// (ShareResult). Every run reports its progress, with its Pass; a stop in
+// any run stops the storm. Only the result's run is traced.
 func runShared(s *Scenario, b *policies.Backoff, seed uint64, w wheel, trace func(attemptTrace), report func(Progress) bool) Result {
 	var prior [][]time.Duration
 	share := &ShareResult{}
+	if report != nil {
+		inner := report
+		report = func(p Progress) bool {
+			p.Pass = share.Passes
+			return inner(p)
+		}
+	}
 	for {
 		st := newStorm(s, b, seed)
 		for g, q := range st.queues {
