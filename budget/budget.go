@@ -205,24 +205,31 @@ func StormBytes(s *sim.Scenario) int64 {
 	return int64(s.Clients)*perClient + StormOverheadBytes + shareBytes(s)
 }
 
-// DecisionBytes is one decision's time kept by a storm with a decision
-// share: this run's and the previous run's (sim.ShareResult), 8 B each,
-// each list up to twice its length while it grows by appending.
+// DecisionBytes is one decision's or one claim's time kept by a storm
+// with a decision or a claim share: this run's and the previous run's
+// (sim.ShareResult), 8 B each, each list up to twice its length while it
+// grows by appending.
 const DecisionBytes = 32
 
-// shareBytes bounds the decisions a storm with a decision share keeps:
-// each gateway's decision stage makes one every 1/decide_per_s at most,
-// up to the horizon, whatever the storm does.
+// shareBytes bounds the decisions and claims a storm with a decision or a
+// claim share keeps: each gateway's decision stage makes one decision every
+// 1/decide_per_s at most, and its claim stage ends one claim every
+// 1/max(admit_per_s, wasted_per_s) at most, up to the horizon, whatever the
+// storm does. Claims are kept with a claim share only.
 func shareBytes(s *sim.Scenario) int64 {
 	c := s.Capacity
-	if c == nil || c.DecisionShare <= 0 || c.DecidePerS <= 0 {
+	if c == nil || !c.Shared() || c.DecidePerS <= 0 {
 		return 0
 	}
 	gateways := 1
 	if s.Gateways != nil {
 		gateways = s.Gateways.Count
 	}
-	perGateway := s.EffectiveHorizon().Seconds()*c.DecidePerS + 1
+	horizon := s.EffectiveHorizon().Seconds()
+	perGateway := horizon*c.DecidePerS + 1
+	if c.ClaimShare > 0 {
+		perGateway += horizon*max(c.AdmitPerS, c.WastedPerS) + 1
+	}
 	return int64(math.Min(float64(gateways)*perGateway*DecisionBytes, math.MaxInt64/4))
 }
 

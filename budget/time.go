@@ -63,8 +63,8 @@ func StormWork(s *sim.Scenario, b *policies.Backoff) Work {
 		place = PlaceSecondsPerClient
 	}
 	attempts, setUp := MinAttempts(s, b), place*float64(s.Clients)
-	if s.Capacity != nil && s.Capacity.DecisionShare > 0 {
-		// A decision share's fixed point takes two runs at the least
+	if s.Capacity != nil && s.Capacity.Shared() {
+		// A decision or claim share's fixed point takes two runs at the least
 		// (sim.ShareResult), each placing its first attempts again.
 		attempts, setUp = 2*attempts, 2*setUp
 	}

@@ -68,10 +68,25 @@ type CapacitySpec struct {
 	// claim takes the same, share included, unless wasted_per_s gives it
 	// a measured rate of its own. 0 = none.
 	DecisionShare time.Duration `yaml:"decision_share,omitempty"`
+	// ClaimShare is the other way round: what each route claim the gateway
+	// ends (useful or wasted) while a decision is in service adds to that
+	// decision. On a machine whose cores are busy, the two stages slow each
+	// other: a decision then takes 1/decide_per_s + ClaimShare x (the
+	// claims ending in (its start, its end]). Those claims are all of
+	// handshakes decided earlier, so no fixed point is needed for this
+	// share itself; with a decision share too, the one fixed point covers
+	// both. 0 = none.
+	ClaimShare time.Duration `yaml:"claim_share,omitempty"`
 }
 
-// MaxDecisionShare bounds CapacitySpec.DecisionShare.
+// MaxDecisionShare bounds CapacitySpec.DecisionShare and
+// CapacitySpec.ClaimShare.
 const MaxDecisionShare = time.Second
+
+// Shared reports whether either stage's work depends on the other's
+// (DecisionShare or ClaimShare): the simulator must then find the storm
+// by fixed point.
+func (c *CapacitySpec) Shared() bool { return c.DecisionShare > 0 || c.ClaimShare > 0 }
 
 // GoawaysSent turns the times a drain asks its goaways to leave
 // (non-decreasing, in the drain's order) into the times they leave, in
@@ -177,6 +192,12 @@ func (c *CapacitySpec) Validate() error {
 	if c.DecisionShare > 0 && c.DecidePerS == 0 {
 		return &param.Error{Key: "decision_share", Problem: "needs decide_per_s (the decisions it shares the gateway with)", Got: c.DecisionShare}
 	}
+	if c.ClaimShare < 0 || c.ClaimShare > MaxDecisionShare {
+		return &param.Error{Key: "claim_share", Problem: "must be in [0, 1s] per claim (0: none)", Got: c.ClaimShare}
+	}
+	if c.ClaimShare > 0 && c.DecidePerS == 0 {
+		return &param.Error{Key: "claim_share", Problem: "needs decide_per_s (the decisions the claims slow)", Got: c.ClaimShare}
+	}
 	if c.MaxQueue < 0 || c.MaxQueue > MaxQueueLimit {
 		return &param.Error{Key: "max_queue", Problem: "must be in [0, 2^31] handshakes (0: unbounded)", Got: c.MaxQueue}
 	}
@@ -205,12 +226,17 @@ type HandshakeQueue struct {
 	share          time.Duration
 	decided, prior []time.Duration
 	wasteShared    bool // a wasted claim is a useful one's work, share included (no wasted_per_s)
+
+	// With a claim share: the share, this run's claim ends (in order) and
+	// the previous run's, which the decisions are charged against.
+	claimShare            time.Duration
+	claimed, priorClaimed []time.Duration
 }
 
 // NewHandshakeQueue returns an idle queue for capacity c.
 func NewHandshakeQueue(c *CapacitySpec) *HandshakeQueue {
 	q := &HandshakeQueue{admit: serviceTime(c.AdmitPerS), reject: serviceTime(c.RejectPerS), onArrival: c.Decide == DecideOnArrival,
-		decide: serviceTime(c.DecidePerS), share: c.DecisionShare}
+		decide: serviceTime(c.DecidePerS), share: c.DecisionShare, claimShare: c.ClaimShare}
 	q.waste = q.admit
 	if c.WastedPerS > 0 {
 		q.waste = serviceTime(c.WastedPerS)
@@ -230,8 +256,11 @@ func (q *HandshakeQueue) DecidesOnArrival() bool { return q.onArrival }
 // decisions are then in order.
 func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 	if q.decide > 0 {
-		q.decideFree = max(arrival, q.decideFree) + q.decide
-		if q.share > 0 {
+		// The claims that can end inside this decision are those of the
+		// handshakes decided before it, all booked by now: one booked
+		// later starts after its own decision, after this one's end.
+		q.decideFree = charged(max(arrival, q.decideFree), q.decide, q.claimShare, q.claimed)
+		if q.share > 0 || q.claimShare > 0 {
 			q.decided = append(q.decided, q.decideFree)
 		}
 		return q.decideFree
@@ -247,6 +276,7 @@ func (q *HandshakeQueue) Decision(arrival time.Duration) time.Duration {
 func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duration {
 	if admitted {
 		q.free = q.claimEnd(max(arrival, q.free))
+		q.recordClaim()
 		return q.free
 	}
 	q.free = max(arrival, q.free) + q.reject
@@ -255,24 +285,39 @@ func (q *HandshakeQueue) Book(arrival time.Duration, admitted bool) time.Duratio
 
 // claimEnd is when a useful claim that starts at start ends: after
 // 1/admit_per_s and its share of every decision of the previous run in
-// (start, end]. The end is the least fixed point of that equation, walked
-// to decision by decision: each one inside moves the end by the share,
-// which may bring the next inside. The claims of one queue never overlap,
-// so a run walks each decision at most once.
+// (start, end] (charged).
 func (q *HandshakeQueue) claimEnd(start time.Duration) time.Duration {
-	end := start + q.admit
-	if q.share == 0 {
+	return charged(start, q.admit, q.share, q.prior)
+}
+
+// charged is when work that starts at start ends: after its own time and
+// share for every one of the other stage's events (ascending) in (start,
+// end]. The end is the least fixed point of that equation, walked to event
+// by event: each one inside moves the end by the share, which may bring
+// the next inside. One stage's works never overlap, so a run walks each
+// event at most once.
+func charged(start, own, share time.Duration, events []time.Duration) time.Duration {
+	end := start + own
+	if share == 0 {
 		return end
 	}
-	i, _ := slices.BinarySearch(q.prior, start+1) // the first decision after start
-	for ; i < len(q.prior) && q.prior[i] <= end; i++ {
-		end += q.share
+	i, _ := slices.BinarySearch(events, start+1) // the first event after start
+	for ; i < len(events) && events[i] <= end; i++ {
+		end += share
 	}
 	return end
 }
 
+// recordClaim records the claim that has just ended (at q.free), with a
+// claim share.
+func (q *HandshakeQueue) recordClaim() {
+	if q.claimShare > 0 {
+		q.claimed = append(q.claimed, q.free)
+	}
+}
+
 // Decisions are the times of this run's decisions, in order (recorded with
-// a decision share only).
+// a decision or a claim share only).
 func (q *HandshakeQueue) Decisions() []time.Duration { return q.decided }
 
 // ChargeAgainst sets the decisions the claims of this run are charged
@@ -298,9 +343,10 @@ func (q *HandshakeQueue) Skip(start time.Duration) time.Duration {
 func (q *HandshakeQueue) Waste(start time.Duration) time.Duration {
 	if q.wasteShared {
 		q.free = q.claimEnd(start)
-		return q.free
+	} else {
+		q.free = start + q.waste
 	}
-	q.free = start + q.waste
+	q.recordClaim()
 	return q.free
 }
 

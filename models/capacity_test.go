@@ -43,6 +43,10 @@ func TestCapacityDecidePerSValidate(t *testing.T) {
 		{CapacitySpec{AdmitPerS: 100, DecidePerS: 1000}, "decide_per_s:"},
 		{CapacitySpec{AdmitPerS: 100, Decide: DecideAtTurn, DecidePerS: 1000}, "decide_per_s:"},
 		{CapacitySpec{AdmitPerS: 100, RejectPerS: 5000, Decide: DecideOnArrival, DecidePerS: 1000}, "reject_per_s:"},
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideOnArrival, DecidePerS: 1000, ClaimShare: time.Millisecond}, ""},
+		{CapacitySpec{AdmitPerS: 100, ClaimShare: time.Millisecond}, "claim_share:"},
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideOnArrival, DecidePerS: 1000, ClaimShare: -time.Millisecond}, "claim_share:"},
+		{CapacitySpec{AdmitPerS: 100, Decide: DecideOnArrival, DecidePerS: 1000, ClaimShare: 2 * time.Second}, "claim_share:"},
 	} {
 		err := c.spec.Validate()
 		if (c.key == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), c.key)) {

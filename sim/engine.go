@@ -57,7 +57,7 @@ func RunWithProgress(s *Scenario, b *policies.Backoff, seed uint64, report func(
 
 func runTraced(s *Scenario, b *policies.Backoff, seed uint64, trace func(attemptTrace), report func(Progress) bool) Result {
 	w := wheel{ringLimit: maxRingBuckets, minLook: minLook}
-	if s.Capacity != nil && s.Capacity.DecisionShare > 0 {
+	if s.Capacity != nil && s.Capacity.Shared() {
 		return runShared(s, b, seed, w, trace, report)
 	}
 	st := newStorm(s, b, seed)

@@ -7,8 +7,8 @@ import (
 	"stormsim/policies"
 )
 
-// MaxSharePasses bounds the runs a storm with a decision share
-// (models.CapacitySpec.DecisionShare) takes to find its fixed point.
+// MaxSharePasses bounds the runs a storm with a decision or a claim share
+// (models.CapacitySpec.Shared) takes to find its fixed point.
 const MaxSharePasses = 16
 
 // ShareResult is how a storm with a decision share was found. A claim's
@@ -18,7 +18,10 @@ const MaxSharePasses = 16
 // the previous run's decisions (the first run's against none), until a
 // run makes exactly the decisions it was charged against. That run is the
 // result: every claim in it took 1/admit_per_s plus the share of the
-// decisions of that very run inside it.
+// decisions of that very run inside it. A claim share needs no such
+// search: the claims that can end inside a decision are those of the
+// handshakes decided before it, already booked in the same run, so each
+// decision is charged against its own run's claims as it is made.
 type ShareResult struct {
 	Passes int `json:"passes"` // runs made, the result's included
 	// Settled is false when MaxSharePasses runs did not reach the fixed
@@ -31,7 +34,7 @@ type ShareResult struct {
 	Moved int64 `json:"moved"`
 }
 
-// runShared runs a storm with a decision share to its fixed point
+// runShared runs a storm with a decision or a claim share to its fixed point
 // (ShareResult). Every run reports its progress, with its Pass; a stop in
 // any run stops the storm. Only the result's run is traced.
 func runShared(s *Scenario, b *policies.Backoff, seed uint64, w wheel, trace func(attemptTrace), report func(Progress) bool) Result {
