@@ -281,8 +281,8 @@ func (c *calibration) conclude(ctx context.Context) error {
 		// model fitted on another storm still predicts it.
 		c.logf("not fitted on these runs (%v): the predicted model, and one with the claim rates measured on each run", fitErr)
 	default:
-		c.logf("fitted: capacity admit %.1f/s, decision share %v, decide %.0f/s; first attempts decided from %.1f ms after the kill; shared every %v",
-			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecisionShare, f.Model.Capacity.DecidePerS, f.FirstWave.OnsetMs, f.Model.Network.SharedEvery)
+		c.logf("fitted: capacity admit %.1f/s, decision share %v, decide %.0f/s, claim share %v; first attempts decided from %.1f ms after the kill; shared every %v",
+			f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecisionShare, f.Model.Capacity.DecidePerS, f.Model.Capacity.ClaimShare, f.FirstWave.OnsetMs, f.Model.Network.SharedEvery)
 	}
 	err := c.simulate(ctx)
 	if ctx.Err() != nil {
@@ -582,8 +582,8 @@ func (c *calibration) models() ([]model, error) {
 				// hold a faster hour's handshakes in its decision stage
 				// past their timeout: a storm that ends, predicted not to.
 				p.Capacity.AdmitPerS, p.Capacity.DecisionShare = z.Claims(p.Capacity.DecisionShare)
-				if p.Capacity.DecidePerS > 0 && z.WarmupDecidePerS > 0 {
-					p.Capacity.DecidePerS, warmDecide = z.WarmupDecidePerS, true
+				if decide, share := z.Decide(p.Capacity.ClaimShare); p.Capacity.DecidePerS > 0 && decide > 0 {
+					p.Capacity.DecidePerS, p.Capacity.ClaimShare, warmDecide = decide, share, true
 				}
 			}
 			// The lab's client process is the lab's, not the gateway's:
@@ -616,7 +616,7 @@ func (c *calibration) models() ([]model, error) {
 		var borrowed []string
 		switch {
 		case warmDecide:
-			borrowed = append(borrowed, "capacity.admit_per_s (the warm-up's mean claim gap less the fitted decision_share of its decisions) and decide_per_s from the warm-up that sized the storm")
+			borrowed = append(borrowed, "capacity.admit_per_s (the warm-up's mean claim gap less the fitted decision_share of its decisions) and decide_per_s (its mean backlogged decision gap less the fitted claim_share of its claims, or with no claim_share its first wave's rate) from the warm-up that sized the storm")
 		case c.rep.Sized != nil:
 			borrowed = append(borrowed, "capacity.admit_per_s from the warm-up that sized the storm")
 		}

@@ -102,9 +102,10 @@ func sizedAsAsked(t *testing.T, rep report.Report, bucket bool) {
 		t.Fatal(err)
 	}
 	admit, share := z.Claims(fitted.Capacity.DecisionShare)
-	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != admit || c.DecisionShare != share || c.DecidePerS != z.WarmupDecidePerS {
-		t.Errorf("predicted capacity.admit_per_s %v, decision_share %v, decide_per_s %v; want the warm-up's %v, %v and %v",
-			c.AdmitPerS, c.DecisionShare, c.DecidePerS, admit, share, z.WarmupDecidePerS)
+	decide, claimShare := z.Decide(fitted.Capacity.ClaimShare)
+	if c := rep.Simulations[0].Sections[0].Capacity; c.AdmitPerS != admit || c.DecisionShare != share || c.DecidePerS != decide || c.ClaimShare != claimShare {
+		t.Errorf("predicted capacity.admit_per_s %v, decision_share %v, decide_per_s %v, claim_share %v; want the warm-up's %v, %v, %v and %v",
+			c.AdmitPerS, c.DecisionShare, c.DecidePerS, c.ClaimShare, admit, share, decide, claimShare)
 	}
 }
 

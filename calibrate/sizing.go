@@ -134,7 +134,7 @@ func (c *calibration) warmUpAt(ctx context.Context, l lab.Lab, p lab.Plan, z *re
 		c.logf("warm-up %d: disturbed by other work (%.2f cores during)", try, r.Load.OtherDuringCores)
 	}
 	z.WarmupClaimsPerS, z.WarmupGaps, z.WarmupContention = claims.AdmitPerS, claims.Gaps, claims.Contention
-	z.WarmupDecidePerS = 0
+	z.WarmupDecidePerS, z.WarmupDecisions = 0, fit.DecisionsOf([]*measured.Run{r})
 	if w, err := fit.FirstWaveOf([]*measured.Run{r}); err == nil {
 		z.WarmupDecidePerS = w.DecidePerS
 	}

@@ -76,7 +76,7 @@ func TestSizingLineNamesTheDecisionRate(t *testing.T) {
 // share, a warm-up line or a positive base, the warm-up's mean rate.
 func TestSizingClaimsAtTheHoursSpeedWithTheFittedShare(t *testing.T) {
 	z := &report.Sizing{WarmupClients: 3366, WarmupClaimsPerS: 1250, WarmupGaps: 3364, WarmupDecidePerS: 11873,
-		WarmupContention: &fit.Contention{BaseMs: 0.61, PerDecisionMs: 0.05, Gaps: 3364, MeanDecisions: 2},
+		WarmupContention: &fit.Contention{BaseMs: 0.61, PerDecisionMs: 0.05, Windows: 120, MeanDecisions: 2},
 		QueueOverTimeout: 4, TimeoutMs: 500, Clients: 2500, WrittenClients: 2000}
 	if admit, share := z.Claims(100 * time.Microsecond); admit != 1666.7 || share != 100*time.Microsecond {
 		t.Errorf("claims by %v/s and %v a decision; want 1666.7/s and 100us", admit, share)
@@ -91,6 +91,32 @@ func TestSizingClaimsAtTheHoursSpeedWithTheFittedShare(t *testing.T) {
 		z.WarmupContention = c.line
 		if admit, share := z.Claims(c.share); admit != 1250 || share != 0 {
 			t.Errorf("share %v, line %+v: claims by %v/s and %v a decision; want the mean 1250/s and none", c.share, c.line, admit, share)
+		}
+	}
+}
+
+// TestSizingDecidesAtTheHoursSpeedWithTheFittedShare: a warm-up whose
+// backlogged decisions took 0.5 ms a gap with 0.25 claims ending inside
+// one on the average, predicted with a model whose claim share is 0.8 ms
+// a claim: decide_per_s = 1 / (0.5 - 0.8 x 0.25 ms) = 3333/s, that share.
+// Without a share, a warm-up line or a positive base, the warm-up's
+// first-wave rate and no share.
+func TestSizingDecidesAtTheHoursSpeedWithTheFittedShare(t *testing.T) {
+	z := &report.Sizing{WarmupClients: 1500, WarmupClaimsPerS: 850, WarmupGaps: 1499, WarmupDecidePerS: 2100,
+		WarmupDecisions: &fit.Decisions{BaseMs: 0.3, PerClaimMs: 0.7, Windows: 60, MeanGapMs: 0.5, MeanClaims: 0.25}}
+	if decide, share := z.Decide(800 * time.Microsecond); decide != 3333 || share != 800*time.Microsecond {
+		t.Errorf("decides at %v/s and %v a claim; want 3333/s and 800us", decide, share)
+	}
+	if want := "a backlogged decision 0.3ms + 0.7ms a claim ending beside it"; !strings.Contains(z.Line(), want) {
+		t.Errorf("line %q lacks %q", z.Line(), want)
+	}
+	for _, c := range []struct {
+		share time.Duration
+		line  *fit.Decisions
+	}{{0, z.WarmupDecisions}, {800 * time.Microsecond, nil}, {2 * time.Millisecond, z.WarmupDecisions}} {
+		z.WarmupDecisions = c.line
+		if decide, share := z.Decide(c.share); decide != 2100 || share != 0 {
+			t.Errorf("share %v, line %+v: decides at %v/s and %v a claim; want the first wave's 2100/s and none", c.share, c.line, decide, share)
 		}
 	}
 }

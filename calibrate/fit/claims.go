@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
-
 	"stormsim/calibrate/measured"
 )
 
@@ -44,9 +42,9 @@ type Claims struct {
 type Contention struct {
 	BaseMs        float64 `json:"base_ms"`         // a gap with no decision inside it, ms
 	PerDecisionMs float64 `json:"per_decision_ms"` // what each decision inside a gap adds to it, ms
-	Gaps          int     `json:"gaps"`            // the useful gaps it is fitted to (Claims.Gaps)
-	// MeanDecisions is the mean count of decisions inside a gap, over the
-	// gaps: the decision load the mean gap was measured under.
+	Windows       int     `json:"windows"`         // the busy windows it is fitted to, LineWindowMs each
+	// MeanDecisions is the windows' decisions per claim: the decision
+	// load the mean gap was measured under.
 	MeanDecisions float64 `json:"mean_decisions"`
 }
 
@@ -72,11 +70,16 @@ func (k *Contention) Share() (admitPerS float64, share time.Duration, ok bool) {
 func ClaimsOf(runs []*measured.Run) (Claims, error) {
 	var c Claims
 	busy, wastedBusy := 0.0, 0.0
-	var gaps, decided []float64 // the useful gaps, and the decisions inside each
+	var w windowCounts
 	for _, r := range runs {
 		decisions := decisionTimes(r)
 		claims := slices.Clone(r.Claims)
 		slices.SortFunc(claims, func(a, b measured.Claim) int { return cmp.Compare(a.DoneMs, b.DoneMs) })
+		ends := make([]float64, len(claims))
+		for i, c := range claims {
+			ends[i] = c.DoneMs
+		}
+		w.add(busySpans(ends, func(i int) bool { return claims[i].DecidedMs < claims[i-1].DoneMs }), ends, decisions)
 		for i := 1; i < len(claims); i++ {
 			if claims[i].DecidedMs >= claims[i-1].DoneMs {
 				continue
@@ -88,8 +91,6 @@ func ClaimsOf(runs []*measured.Run) (Claims, error) {
 			} else {
 				busy += gap
 				c.Gaps++
-				gaps = append(gaps, gap)
-				decided = append(decided, float64(countIn(decisions, claims[i-1].DoneMs, claims[i].DoneMs)))
 			}
 		}
 	}
@@ -103,18 +104,10 @@ func ClaimsOf(runs []*measured.Run) (Claims, error) {
 		c.WastedGapMs = wastedBusy / float64(c.WastedGaps)
 		c.WastedPerS = roundTo(1000/c.WastedGapMs, 0.1)
 	}
-	c.Contention = contentionOf(gaps, decided)
-	return c, nil
-}
-
-// contentionOf fits gap = base + per x decisions by least squares; nil
-// when the decisions do not vary or there are too few gaps.
-func contentionOf(gaps, decided []float64) *Contention {
-	if len(gaps) < minSamples || stat.Variance(decided, nil) == 0 {
-		return nil
+	if base, per, _, perClaim, ok := w.line(); ok {
+		c.Contention = &Contention{BaseMs: base, PerDecisionMs: per, Windows: len(w.own), MeanDecisions: perClaim}
 	}
-	base, per := stat.LinearRegression(decided, gaps, nil, false)
-	return &Contention{BaseMs: base, PerDecisionMs: per, Gaps: len(gaps), MeanDecisions: stat.Mean(decided, nil)}
+	return c, nil
 }
 
 // decisionTimes is when the survivor decided run r's handshakes, as its

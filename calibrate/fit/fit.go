@@ -24,8 +24,10 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"claims exists (the later handshake decided before the earlier one's line: the gap is pure claim work), over the " +
 	"gaps that end in an admitted line; capacity.wasted_per_s the same over those that end in a claim_wasted line " +
 	"(a claim done after its client had gone: no upgrade, hello or session follows), when 3 or more; " +
-	"claims.contention: the useful gaps against the decisions in the survivor's log (claims', " +
-	"rejections' and dropped handshakes') inside each, (previous line, its line], by least squares, gap = base_ms + per_decision_ms x decisions; " +
+	"claims.contention: over windows of 25 ms tiled over the stretches of consecutive such gaps (the claim stage never idle), " +
+	"the claims (useful and wasted) ending in each against the decisions in the survivor's log (claims', rejections' and " +
+	"dropped handshakes') in it, by least squares, claims/ms = a + b x decisions/ms, as a line base_ms = 1/a, " +
+	"per_decision_ms = -b/a (fixed windows, not the gaps themselves: a long gap holds more decisions only because it is long); " +
 	"when both are positive the model takes the line instead of the mean: capacity.admit_per_s = 1 / base_ms and " +
 	"capacity.decision_share = per_decision_ms (each decision inside a useful claim lengthens it by that); " +
 	"capacity.decide_per_s (decide: arrival, reject_per_s 0: a rejection costs its decision only) = the median over " +
@@ -40,6 +42,9 @@ const Method = "one fit on all the runs (the pooled model, calibrated.yaml) and 
 	"over several runs the median of each), fixed at the way for runs that did not keep it; detection (reset): the lab's client process, " +
 	"the clients' notices as measured (empirical, 101 quantiles, over several runs the median of each), or, for runs " +
 	"that did not keep them, the 2nd percentile as a fixed delay; " +
+	"decisions (measured, not taken): the same line for the decision stage, over 25 ms windows of the stretches " +
+	"where a backlog of requests sent but not yet decided existed, decisions/ms against the claims ending in each, " +
+	"base_ms + per_claim_ms x claims; " +
 	"the stage spreads a wave over max(initial_jitter, clients / decide_per_s), a function of the client count; " +
 	"network.out and .back: the legs of rejected retries, out = from when the retry was due (the previous answer " +
 	"plus the wait then chosen) to the survivor's decision stage: the client's lateness plus the way, the send to " +
@@ -66,8 +71,11 @@ type Fit struct {
 	Method string `json:"method"`
 	Model  Model  `json:"model"`
 
-	Claims    Claims     `json:"claims"`
-	FirstWave FirstWave  `json:"first_wave"`
+	Claims    Claims    `json:"claims"`
+	FirstWave FirstWave `json:"first_wave"`
+	// Decisions is the decisions' line beside the claims; nil when it
+	// could not be fitted.
+	Decisions *Decisions `json:"decisions,omitempty"`
 	Legs      Legs       `json:"legs"`
 	Shared    SharedEach `json:"shared"`
 	Goaways   Goaways    `json:"goaways"`
@@ -139,6 +147,9 @@ func fitRuns(runs []*measured.Run) (Fit, error) {
 	if admit, share, ok := f.Claims.Contention.Share(); ok {
 		f.Model.Capacity.AdmitPerS, f.Model.Capacity.DecisionShare = admit, share
 	}
+	// Measured, not taken: on the runs it was tried on, the line slowed the
+	// model's first wave below the real one (docs/calibration.md).
+	f.Decisions = DecisionsOf(runs)
 	f.Model, _ = f.Model.WithLab(f.Lab)       // the notices themselves, when the runs kept them
 	f.Model, _ = f.Model.WithGoawaysOf(f.Lab) // the goaways' way, when the runs drained
 	f.Model, _ = f.Model.WithGoneOf(f.Lab)    // the departures' way, when the survivor dropped handshakes

@@ -60,33 +60,45 @@ func TestFitLognormal(t *testing.T) {
 	}
 }
 
-// TestFitClaimsContention: five claims decided at 0, done at 0.5, 1, 2,
-// 3.5 and 4.5 ms, give four waited gaps, 0.5, 1, 1.5 and 1 ms, with 0, 5,
-// 10 and 5 decisions inside them (rejections; in the second gap,
-// handshakes dropped unclaimed). Those lie on gap = 0.5 + 0.1 x
-// decisions exactly, so least squares gives base 0.5 ms, 0.1 ms a
-// decision, over 4 gaps at a mean of 5 decisions. A gap is (previous
-// line, its line]: the rejection decided at 0.5 is the first claim's,
-// before any gap, the one at 2.0 the second gap's; the claims' own
-// decisions, at 0, are in none.
+// TestFitClaimsContention: 116 claims, all decided at -1 ms (each waited
+// behind the one before), end at 0 and then through (0, 75] ms: 50 in
+// the first 25 ms window, 40 in the second and 25 in the third, while
+// the survivor decides 0, 50 and 125 rejections in them. As rates, 2,
+// 1.6 and 1 claims/ms against 0, 2 and 5 decisions/ms: claims/ms = 2 -
+// 0.2 x decisions/ms exactly, a claim taking 1/2 = 0.5 ms and 0.2/2 =
+// 0.1 ms for each decision beside it (25 = 0.5 x 40 + 0.1 x 50), over 3
+// windows at 7/4.6 decisions per claim. The claims' own decisions, at -1,
+// are in no window.
 func TestFitClaimsContention(t *testing.T) {
-	claims := []measured.Claim{{DoneMs: 0.5}, {DoneMs: 1}, {DoneMs: 2}, {DoneMs: 3.5}, {DoneMs: 4.5}}
-	decidedAt := []float64{0.5, 1.2, 1.4, 1.6, 1.8, 2.0, 3.6, 3.8, 4.0, 4.2, 4.4}
-	for k := range 10 {
-		decidedAt = append(decidedAt, 2.125+0.125*float64(k))
+	claims := []measured.Claim{{DecidedMs: -1, DoneMs: 0}}
+	end := func(ms float64) { claims = append(claims, measured.Claim{DecidedMs: -1, DoneMs: ms}) }
+	var rejects []float64
+	for k := 1; k <= 50; k++ {
+		end(float64(k) * 0.5)
+		rejects = append(rejects, 25+(float64(k)-0.5)*0.5)
 	}
-	// The second gap's five are handshakes dropped unclaimed (abandoned:
-	// skip), decided as the rejections are.
-	c, err := ClaimsOf([]*measured.Run{{Claims: claims, RejectsMs: slices.Delete(slices.Clone(decidedAt), 1, 6), AbandonedMs: decidedAt[1:6]}})
+	for k := 1; k <= 40; k++ {
+		end(25 + float64(k)*0.625)
+	}
+	for k := 1; k <= 25; k++ {
+		end(50 + float64(k))
+	}
+	for k := 1; k <= 125; k++ {
+		rejects = append(rejects, 50+(float64(k)-0.5)*0.2)
+	}
+	c, err := ClaimsOf([]*measured.Run{{Claims: claims, RejectsMs: rejects}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := c.Contention
-	if k == nil || math.Abs(k.BaseMs-0.5) > 1e-12 || math.Abs(k.PerDecisionMs-0.1) > 1e-12 || k.Gaps != 4 || k.MeanDecisions != 5 {
-		t.Errorf("contention = %+v, want base 0.5 ms, 0.1 ms a decision, 4 gaps at a mean of 5", k)
+	if k == nil || math.Abs(k.BaseMs-0.5) > 1e-12 || math.Abs(k.PerDecisionMs-0.1) > 1e-12 || k.Windows != 3 || math.Abs(k.MeanDecisions-7/4.6) > 1e-12 {
+		t.Errorf("contention = %+v, want base 0.5 ms, 0.1 ms a decision, 3 windows at 7/4.6 decisions per claim", k)
 	}
 	if admit, share, ok := k.Share(); !ok || admit != 2000 || share != 100*time.Microsecond {
 		t.Errorf("as a capacity: admit_per_s %v, decision_share %v, %v; want 1/0.5 ms = 2000/s and 0.1 ms", admit, share, ok)
+	}
+	if c.Gaps != 115 || math.Abs(c.GapMs-75.0/115) > 1e-12 {
+		t.Errorf("%d waited gaps of mean %v ms; want 115 over 75 ms", c.Gaps, c.GapMs)
 	}
 }
 
@@ -326,7 +338,8 @@ func TestModelRoundTripsThroughAConfig(t *testing.T) {
 	}
 	lognormal := models.Distribution{Dist: "lognormal", Median: 12 * time.Millisecond, Sigma: 0.8, Cap: 90 * time.Millisecond}
 	m := Model{
-		Capacity: models.CapacitySpec{AdmitPerS: 812.5, Decide: models.DecideOnArrival, DecidePerS: 6100, DecisionShare: 88400 * time.Nanosecond},
+		Capacity: models.CapacitySpec{AdmitPerS: 812.5, Decide: models.DecideOnArrival, DecidePerS: 6100, DecisionShare: 88400 * time.Nanosecond,
+			ClaimShare: 712300 * time.Nanosecond},
 		Network: models.NetworkSpec{ServerTime: lognormal, RejectTime: &models.Distribution{Dist: "fixed"}, OutLeg: &lognormal,
 			BackLeg: &lognormal, FirstOutLeg: &models.Distribution{Dist: "fixed"}, FirstBackLeg: &lognormal, SharedEvery: 5 * time.Millisecond},
 		Detection: models.DetectionSpec{Kind: "reset", Delay: models.Distribution{Dist: "fixed", Value: 42 * time.Millisecond}},

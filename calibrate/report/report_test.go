@@ -255,13 +255,13 @@ func TestFitTableSaysHowContentionIsModelled(t *testing.T) {
 		}
 		return ""
 	}
-	got := row(&fit.Contention{BaseMs: 0.53, PerDecisionMs: 0.082, Gaps: 40, MeanDecisions: 2.5})
-	for _, want := range []string{"0.53ms + 0.082ms for each handshake decided inside it", "40 gaps, 2.5 decisions", "modelled: capacity.admit_per_s = 1 / the base"} {
+	got := row(&fit.Contention{BaseMs: 0.53, PerDecisionMs: 0.082, Windows: 40, MeanDecisions: 2.5})
+	for _, want := range []string{"0.53ms + 0.082ms for each handshake decided beside it", "40 busy windows of 25 ms, 2.5 decisions per claim", "modelled: capacity.admit_per_s = 1 / the base"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("fit table's contention row %q lacks %q", got, want)
 		}
 	}
-	if got := row(&fit.Contention{BaseMs: 1.1, PerDecisionMs: -0.01, Gaps: 40, MeanDecisions: 2.5}); !strings.Contains(got, "not modelled") {
+	if got := row(&fit.Contention{BaseMs: 1.1, PerDecisionMs: -0.01, Windows: 40, MeanDecisions: 2.5}); !strings.Contains(got, "not modelled") {
 		t.Errorf("a negative slope, yet the fit table says %q", got)
 	}
 	if got := row(nil); got != "" {

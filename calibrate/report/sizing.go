@@ -33,6 +33,10 @@ type Sizing struct {
 	// beside them (fit.Claims.Contention); nil when it could not be
 	// fitted. The prediction claims by it (Claims).
 	WarmupContention *fit.Contention `json:"warmup_contention,omitempty"`
+	// WarmupDecisions is the warm-up's decisions against the claims
+	// ending beside them (fit.Decisions); nil when it could not be
+	// fitted. The prediction decides by it (Decide).
+	WarmupDecisions *fit.Decisions `json:"warmup_decisions,omitempty"`
 	// QueueOverTimeout is the rule for the clients: the first wave's
 	// claims last this many handshake timeouts at the measured rate,
 	// clients = ceil(QueueOverTimeout x timeout x rate); 0: as written.
@@ -81,6 +85,24 @@ func (z *Sizing) Claims(share time.Duration) (admitPerS float64, withShare time.
 	return z.WarmupClaimsPerS, 0
 }
 
+// Decide is how the storm's prediction decides, given the claim share of
+// the model it predicts with (capacity.claim_share, fitted on another
+// storm), as Claims is for the claims: that share, and decide_per_s from
+// the warm-up's mean backlogged decision gap less the share of the claims
+// ending inside one on the average, 1 / (WarmupDecisions.MeanGapMs - share
+// x WarmupDecisions.MeanClaims), rounded to 1/s. With no share, no line in
+// the warm-up or a base that is not positive, the warm-up's first-wave
+// rate (WarmupDecidePerS) and no share; 0 when that too is unknown.
+func (z *Sizing) Decide(share time.Duration) (decidePerS float64, withShare time.Duration) {
+	if d := z.WarmupDecisions; share > 0 && d != nil {
+		baseMs := d.MeanGapMs - float64(share)/float64(time.Millisecond)*d.MeanClaims
+		if baseMs > 0 {
+			return math.Round(1000 / baseMs), share
+		}
+	}
+	return z.WarmupDecidePerS, 0
+}
+
 // Line says in one line what was measured and what was chosen.
 func (z *Sizing) Line() string {
 	var chose []string
@@ -104,6 +126,9 @@ func (z *Sizing) Line() string {
 	}
 	if k := z.WarmupContention; k != nil {
 		decided += fmt.Sprintf(", a claim taking %s + %s a decision beside it", fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs))
+	}
+	if d := z.WarmupDecisions; d != nil {
+		decided += fmt.Sprintf(", a backlogged decision %s + %s a claim ending beside it", fmtMs(d.BaseMs), fmtMs(d.PerClaimMs))
 	}
 	return fmt.Sprintf("sized to this machine: %sa warm-up of %d clients claimed %.0f/s (%d gaps%s)%s; chose %s",
 		first, z.WarmupClients, z.WarmupClaimsPerS, z.WarmupGaps, disturbed, decided, strings.Join(chose, " and "))

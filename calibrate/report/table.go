@@ -134,7 +134,12 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 		admit = fmt.Sprintf("admit %.1f/s and decision_share %v (the claims beside decisions line below; the mean claim gap while claims waited %s, %d gaps, is %.1f/s)",
 			m.Capacity.AdmitPerS, m.Capacity.DecisionShare, fmtMs(f.Claims.GapMs), f.Claims.Gaps, f.Claims.AdmitPerS)
 	}
-	add("capacity", fmt.Sprintf("%s; decide %.0f/s (per run %s)", admit, m.Capacity.DecidePerS, waveList(f.FirstWave, func(w fit.WaveRun) string {
+	decide := fmt.Sprintf("decide %.0f/s (per run", m.Capacity.DecidePerS)
+	if m.Capacity.ClaimShare > 0 {
+		decide = fmt.Sprintf("decide %.0f/s and claim_share %v (the decisions beside claims line below; the first wave's %.0f/s, per run",
+			m.Capacity.DecidePerS, m.Capacity.ClaimShare, f.FirstWave.DecidePerS)
+	}
+	add("capacity", fmt.Sprintf("%s; %s %s)", admit, decide, waveList(f.FirstWave, func(w fit.WaveRun) string {
 		return fmt.Sprintf("%.0f (wave %.0f, backlog %.0f)", w.DecidePerS, w.WavePerS, w.BacklogPerS)
 	})))
 	if f.Claims.WastedGaps > 0 {
@@ -145,8 +150,12 @@ func fitTable(f *fit.Fit, runs int) results.Table {
 		if _, _, ok := k.Share(); !ok {
 			taken = "not modelled (a term is not positive): the simulator's claims take 1/admit_per_s, the mean gap's, however many are decided beside them"
 		}
-		add("", fmt.Sprintf("claims beside decisions: a waited claim's gap %s + %s for each handshake decided inside it (least squares over %d gaps, %.1f decisions inside one on average); %s",
-			fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs), k.Gaps, k.MeanDecisions, taken))
+		add("", fmt.Sprintf("claims beside decisions: a claim %s + %s for each handshake decided beside it (least squares over %d busy windows of %g ms, %.1f decisions per claim on average); %s",
+			fmtMs(k.BaseMs), fmtMs(k.PerDecisionMs), k.Windows, float64(fit.LineWindowMs), k.MeanDecisions, taken))
+	}
+	if d := f.Decisions; d != nil {
+		add("", fmt.Sprintf("decisions beside claims: a decision %s + %s for each claim ending beside it (least squares over %d busy windows of %g ms, %s a decision and %.2f claims per decision on average); measured, not modelled: the model's decisions take 1/decide_per_s, the lower bounds', however many claims end beside them",
+			fmtMs(d.BaseMs), fmtMs(d.PerClaimMs), d.Windows, float64(fit.LineWindowMs), fmtMs(d.MeanGapMs), d.MeanClaims))
 	}
 	add("first wave", fmt.Sprintf("first attempts decided from %s after the kill (per run: onset %s)", fmtMs(f.FirstWave.OnsetMs),
 		waveList(f.FirstWave, func(w fit.WaveRun) string { return fmt.Sprintf("%s, span %s", fmtMs(w.OnsetMs), fmtMs(w.SpanMs)) })))
