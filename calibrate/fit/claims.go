@@ -54,11 +54,22 @@ type Contention struct {
 // not positive (a line that says claims speed up beside decisions is
 // noise, not a share).
 func (k *Contention) Share() (admitPerS float64, share time.Duration, ok bool) {
-	if k == nil || !(k.BaseMs > 0) || !(k.PerDecisionMs > 0) {
+	if k == nil {
 		return 0, 0, false
 	}
-	share = time.Duration(math.Round(k.PerDecisionMs*1e4)) * 100 * time.Nanosecond
-	return roundTo(1000/k.BaseMs, 0.1), share, share > 0
+	return lineShare(k.BaseMs, k.PerDecisionMs, 0.1)
+}
+
+// lineShare is a stage's line, baseMs + perMs for each of the other
+// stage's events, as a capacity: the rate 1000 / baseMs a second, rounded
+// to rateStep, and the share perMs to 0.1 us; ok is false when either term
+// is not positive.
+func lineShare(baseMs, perMs, rateStep float64) (perS float64, share time.Duration, ok bool) {
+	if !(baseMs > 0) || !(perMs > 0) {
+		return 0, 0, false
+	}
+	share = time.Duration(math.Round(perMs*1e4)) * 100 * time.Nanosecond
+	return roundTo(1000/baseMs, rateStep), share, share > 0
 }
 
 // ClaimsOf measures the claim rates on the runs' claims: the gap between a

@@ -52,11 +52,10 @@ type Decisions struct {
 // model keeps the first wave's rate, when d is nil or either term is not
 // positive.
 func (d *Decisions) Share() (decidePerS float64, share time.Duration, ok bool) {
-	if d == nil || !(d.BaseMs > 0) || !(d.PerClaimMs > 0) {
+	if d == nil {
 		return 0, 0, false
 	}
-	share = time.Duration(math.Round(d.PerClaimMs*1e4)) * 100 * time.Nanosecond
-	return roundTo(1000/d.BaseMs, 1), share, share > 0
+	return lineShare(d.BaseMs, d.PerClaimMs, 1)
 }
 
 // DecisionsOf fits the decisions' line over the runs' busy windows
